@@ -1,0 +1,56 @@
+# webwinnow: `make run` (set-up included) and `make test` on a fresh machine.
+#   make run INPUT='crawl/*.warc.gz more.warc' OUT=results   runs on your own crawl files.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+SAMPLE := data/sample
+INPUT  ?= $(SAMPLE)
+OUT    ?= out/sample
+CONF   ?= conf/webwinnow.toml
+
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+
+.PHONY: run test bench sample prereqs clean
+
+run: $(STAMP) $(if $(filter $(SAMPLE),$(INPUT)),$(SAMPLE)/planted.json)
+	$(VENV)/bin/webwinnow run $(INPUT) --out $(OUT) --conf $(CONF)
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) bench/bench_kernel.py
+
+sample: $(SAMPLE)/planted.json
+
+$(SAMPLE)/planted.json: $(STAMP) lib/webwinnow/sample.py
+	$(VENV)/bin/webwinnow sample $(SAMPLE)
+
+# Prerequisites are checked before anything is installed, with a message saying what to do.
+prereqs:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null || { \
+	  echo "webwinnow needs Python >= 3.11 as '$(PYTHON)'. Install it (Debian: apt-get install python3) or run 'make PYTHON=/path/to/python3.11 ...'." >&2; exit 1; }
+	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
+	  echo "Python's venv module is missing: install it (Debian: apt-get install python3-venv)." >&2; exit 1; }
+	@if ! command -v java >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Java not found: installing openjdk-17-jre-headless with apt-get" >&2; \
+	  (apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null && apt-get install -y -q openjdk-17-jre-headless >/dev/null)) || true; \
+	fi
+	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
+	case "$$v" in 17|21) ;; \
+	  "") echo "Spark needs Java 17 or 21 and 'java' is not on PATH: install it (Debian: apt-get install openjdk-17-jre-headless) or set JAVA_HOME and PATH." >&2; exit 1;; \
+	  *) echo "Spark 4 needs Java 17 or 21; 'java' is version $$v. Install openjdk-17-jre-headless (or 21) and put it first on PATH." >&2; exit 1;; \
+	esac
+
+$(STAMP): pyproject.toml | prereqs
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+clean:
+	rm -rf out data/sample .pytest_cache .hypothesis

@@ -1,0 +1,159 @@
+"""The `webwinnow` command: parse options once, build the Spark session once, run stages.
+
+    webwinnow run INPUT... --out DIR [--k 50] [--w 100 | --t T] [--standard] [--conf FILE]
+    webwinnow extract INPUT... --out DIR        (stage 1 alone)
+    webwinnow fingerprint --out DIR             (stage 2 alone, on DIR/documents)
+    webwinnow sample OUT_DIR                    (the project's own sample crawl)
+
+`spark-submit jobs/<stage>.py` takes the same options as `webwinnow <stage>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from .config import RunConfig, load_config
+
+STAGES = ("extract", "fingerprint")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="webwinnow", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--out", required=True, help="output folder: one subfolder per table")
+    common.add_argument("--conf", action="append", default=[], metavar="FILE",
+                        help="TOML config file (repeatable; later files override earlier ones)")
+    common.add_argument("--master", help="Spark master, e.g. local[*] (default from config)")
+    winnow = argparse.ArgumentParser(add_help=False)
+    winnow.add_argument("--k", type=int, help="noise threshold: k-gram length in normalized characters (50)")
+    group = winnow.add_mutually_exclusive_group()
+    group.add_argument("--w", type=int, help="window: hashes per window (100)")
+    group.add_argument("--t", type=int, help="guarantee threshold t; sets w = t - k + 1")
+    winnow.add_argument("--standard", action="store_true",
+                        help="standard winnowing (rightmost minimum on ties) instead of robust")
+    winnow.add_argument("--mod-p", type=int, metavar="P",
+                        help="select hashes that are 0 mod P instead of winnowing (the paper's baseline)")
+    inputs = argparse.ArgumentParser(add_help=False)
+    inputs.add_argument("inputs", nargs="+", metavar="INPUT",
+                        help=".warc/.warc.gz/.arc/.arc.gz files, directories, globs, or a manifest of paths")
+
+    sub.add_parser("run", parents=[inputs, common, winnow], help="run every stage")
+    sub.add_parser("extract", parents=[inputs, common], help="crawl files → documents, ledger")
+    sub.add_parser("fingerprint", parents=[common, winnow], help="documents → fingerprints, doc_stats")
+    sample = sub.add_parser("sample", help="write the project's deterministic sample crawl")
+    sample.add_argument("out", metavar="OUT_DIR")
+    sample.add_argument("--pages", type=int, default=300)
+    sample.add_argument("--seed", type=int, default=2003)
+    return p
+
+
+def resolve_config(args: argparse.Namespace) -> RunConfig:
+    winnow: dict = {}
+    if getattr(args, "k", None) is not None:
+        winnow["k"] = args.k
+    if getattr(args, "t", None) is not None:
+        from .fingerprint import resolve_window
+
+        k = winnow.get("k")
+        if k is None:
+            k = load_config(args.conf).winnow.k
+        winnow["w"] = resolve_window(k, t=args.t)
+    elif getattr(args, "w", None) is not None:
+        winnow["w"] = args.w
+    if getattr(args, "standard", False):
+        winnow["robust"] = False
+    if getattr(args, "mod_p", None) is not None:
+        winnow["mod_p"] = args.mod_p
+    spark = {"master": args.master} if getattr(args, "master", None) else {}
+    return load_config(args.conf, {"winnow": winnow, "spark": spark})
+
+
+def run_stages(stages: tuple[str, ...], args: argparse.Namespace, cfg: RunConfig) -> dict:
+    """Run the named stages in order on one Spark session; returns the run summary."""
+    from .session import build_session
+
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    summary: dict = {"out": out, "config": cfg.to_dict(), "tag": cfg.tag}
+    inputs = None
+    if "extract" in stages:
+        from .storage import list_inputs
+
+        inputs = list_inputs(args.inputs)
+        summary["inputs"] = len(inputs)
+    started = time.time()
+    spark = build_session(cfg.spark, args.master)
+    try:
+        if "extract" in stages:
+            from .stages import extract
+
+            result = extract.run(spark, inputs, cfg, out)
+            summary["extract"] = asdict(result)
+        if "fingerprint" in stages:
+            from .stages import fingerprint
+
+            result = fingerprint.run(spark, cfg, out)
+            summary["fingerprint"] = {**asdict(result), "density": result.density}
+    finally:
+        spark.stop()
+    summary["seconds"] = round(time.time() - started, 1)
+    _print_summary(summary, cfg)
+    return summary
+
+
+def _print_summary(s: dict, cfg: RunConfig) -> None:
+    w = cfg.winnow
+    lines = []
+    if "extract" in s:
+        e = s["extract"]
+        lines.append(
+            f"read {e['files']} files in {e['tasks']} tasks: {e['records']:,} records = "
+            f"{e['parsed']:,} parsed + {e['skipped']:,} skipped + {e['failed']:,} failed + "
+            f"{e['flagged']:,} flagged ({e['failed_files']} files failed)"
+        )
+    if "fingerprint" in s:
+        f = s["fingerprint"]
+        expected = "1/p" if w.mod_p else "2/(w+1)"
+        lines.append(
+            f"{f['documents']:,} documents, {f['norm_chars']:,} normalized chars, {f['kgrams']:,} k-grams "
+            f"→ {f['fingerprints']:,} fingerprints (k={w.k}, w={w.w}, t={w.t}, "
+            f"{'robust' if w.robust else 'standard'}{f', mod p={w.mod_p}' if w.mod_p else ''})"
+        )
+        lines.append(f"density {f['density']:.4f} (expected {expected} = {w.expected_density:.4f} on random text)")
+    tables = sorted(p.name for p in Path(s["out"]).iterdir() if p.is_dir() and not p.name.startswith("."))
+    lines.append(f"output: {s['out']}  tables: {', '.join(tables)}  ({s['seconds']} s)")
+    print("\n".join(f"webwinnow: {line}" for line in lines), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "sample":
+            from .sample import write_sample
+
+            info = write_sample(args.out, pages=args.pages, seed=args.seed)
+            print(f"webwinnow: sample crawl: {len(info['warc_files'])} WARC files, {info['html_pages']} HTML pages, "
+                  f"{info['planted_copies']} planted copies in {os.path.abspath(args.out)}")
+            return 0
+        cfg = resolve_config(args)
+        stages = STAGES if args.command == "run" else (args.command,)
+        summary = run_stages(stages, args, cfg)
+        with open(os.path.join(summary["out"], "summary.json"), "w") as fh:
+            json.dump(summary, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        return 0
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"webwinnow: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,133 @@
+"""Configuration: frozen dataclasses, loaded from TOML files layered with command-line overrides.
+
+Defaults live here, in the dataclasses; ``conf/webwinnow.toml`` spells the same values out for
+people to copy and edit (a test keeps the two equal). Every stage writes the resolved
+configuration next to its output, so a table always says how it was made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+from .fingerprint import resolve_window
+from .unifold import UNICODE_VERSION
+
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class WinnowConfig:
+    """Winnowing parameters: noise threshold k, window w (guarantee threshold t = w + k - 1)."""
+
+    k: int = 50
+    w: int = 100
+    robust: bool = True
+    mod_p: int = 0  # > 0: the paper's 0 mod p baseline instead of winnowing
+
+    def __post_init__(self) -> None:
+        resolve_window(self.k, w=self.w)
+        if not isinstance(self.mod_p, int) or self.mod_p < 0:
+            raise ValueError(f"winnow.mod_p must be an integer >= 0, got {self.mod_p!r}")
+
+    @property
+    def t(self) -> int:
+        """Guarantee threshold: shared normalized substrings this long always share a fingerprint."""
+        return self.w + self.k - 1
+
+    @property
+    def expected_density(self) -> float:
+        return 1.0 / self.mod_p if self.mod_p else 2.0 / (self.w + 1)
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    """Caps and grouping for reading crawl files and turning HTML into text."""
+
+    max_body_bytes: int = 64 * MiB  # an HTTP body as stored (before decoding) beyond this: flagged
+    max_decoded_bytes: int = 32 * MiB  # after transfer/content decoding
+    max_member_bytes: int = 4096 * MiB  # one decompressed gzip member (whole-file gzip is one member)
+    max_html_bytes: int = 16 * MiB  # HTML handed to the parser
+    max_nesting: int = 2000  # element nesting depth: Lexbor's parse time is quadratic in it
+    task_bytes: int = 256 * MiB  # input bytes per Spark task (whole files, never split)
+    max_files_per_task: int = 64
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"extract.{f.name} must be a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SparkConfig:
+    master: str = "local[*]"
+    app_name: str = "webwinnow"
+    properties: str = ""  # a Spark .properties file; relative paths are relative to the TOML file
+    shuffle_partitions: int = 0  # 0: Spark's spark.sql.shuffle.partitions as configured
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    winnow: WinnowConfig = field(default_factory=WinnowConfig)
+    extract: ExtractConfig = field(default_factory=ExtractConfig)
+    spark: SparkConfig = field(default_factory=SparkConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @property
+    def tag(self) -> str:
+        """A short stable id of the settings that change fingerprints."""
+        blob = json.dumps(
+            {"winnow": dataclasses.asdict(self.winnow), "unicode": UNICODE_VERSION}, sort_keys=True
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+_SECTIONS = {"winnow": WinnowConfig, "extract": ExtractConfig, "spark": SparkConfig}
+
+
+def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], source: str) -> None:
+    for section, values in layer.items():
+        if section not in _SECTIONS:
+            raise ValueError(f"{source}: unknown section [{section}]; known: {', '.join(_SECTIONS)}")
+        if not isinstance(values, Mapping):
+            raise ValueError(f"{source}: [{section}] must be a table")
+        known = {f.name for f in fields(_SECTIONS[section])}
+        for key, value in values.items():
+            if key not in known:
+                raise ValueError(
+                    f"{source}: unknown key {section}.{key}; known: {', '.join(sorted(known))}"
+                )
+            base.setdefault(section, {})[key] = value
+
+
+def load_config(files: list[str | Path] = (), overrides: Mapping[str, Mapping[str, Any]] | None = None) -> RunConfig:
+    """Defaults, then each TOML file in order, then overrides ({section: {key: value}})."""
+    merged: dict[str, dict[str, Any]] = {}
+    for path in files:
+        path = Path(path)
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except FileNotFoundError:
+            raise ValueError(f"config file {path} does not exist") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"config file {path} is not valid TOML: {exc}") from None
+        props = data.get("spark", {}).get("properties")
+        if props and not Path(props).is_absolute():
+            data["spark"]["properties"] = str((path.parent / props).resolve())
+        _merge(merged, data, str(path))
+    if overrides:
+        _merge(merged, {s: {k: v for k, v in vals.items() if v is not None} for s, vals in overrides.items()}, "command line")
+    return RunConfig(
+        winnow=WinnowConfig(**merged.get("winnow", {})),
+        extract=ExtractConfig(**merged.get("extract", {})),
+        spark=SparkConfig(**merged.get("spark", {})),
+    )

@@ -1,0 +1,113 @@
+"""Every table's schema, once, as Arrow schemas (Spark's are derived from them)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+#: One row per HTML response record: ok documents carry text; the others a reason in `status`.
+DOCUMENTS = pa.schema(
+    [
+        ("doc_id", pa.int64()),
+        ("url", pa.string()),
+        ("warc_file", pa.string()),
+        ("warc_offset", pa.int64()),
+        ("record_id", pa.string()),
+        ("fetch_time", pa.string()),
+        ("content_type", pa.string()),
+        ("status", pa.string()),
+        ("text", pa.string()),
+        ("html_bytes", pa.int64()),
+        ("text_chars", pa.int64()),
+        ("http_status", pa.int32()),
+        ("charset", pa.string()),
+        ("body_sha256", pa.string()),
+        ("flags", pa.string()),
+    ]
+)
+
+#: One row per input file (kind = "file") and one per record that did not become an ok document
+#: (kind = "record"). Per file: parsed + skipped + failed + flagged = records_seen.
+LEDGER = pa.schema(
+    [
+        ("kind", pa.string()),
+        ("file", pa.string()),
+        ("status", pa.string()),  # file: read_ok | empty | failed; record: its outcome
+        ("reason", pa.string()),
+        ("records_seen", pa.int64()),
+        ("parsed", pa.int64()),
+        ("skipped", pa.int64()),
+        ("failed", pa.int64()),
+        ("flagged", pa.int64()),
+        ("offset", pa.int64()),
+        ("record_id", pa.string()),
+        ("warc_type", pa.string()),
+        ("url", pa.string()),
+        ("detail", pa.string()),
+    ]
+)
+
+#: What an extract task emits: rows of both tables above, told apart by `table`, with the
+#: columns they share merged (documents' warc_file/warc_offset are `file`/`offset` here).
+EXTRACT_ROWS = pa.schema(
+    [
+        ("table", pa.string()),
+        ("kind", pa.string()),
+        ("doc_id", pa.int64()),
+        ("file", pa.string()),
+        ("offset", pa.int64()),
+        ("record_id", pa.string()),
+        ("warc_type", pa.string()),
+        ("url", pa.string()),
+        ("fetch_time", pa.string()),
+        ("content_type", pa.string()),
+        ("http_status", pa.int32()),
+        ("status", pa.string()),
+        ("reason", pa.string()),
+        ("text", pa.string()),
+        ("html_bytes", pa.int64()),
+        ("text_chars", pa.int64()),
+        ("charset", pa.string()),
+        ("body_sha256", pa.string()),
+        ("flags", pa.string()),
+        ("records_seen", pa.int64()),
+        ("parsed", pa.int64()),
+        ("skipped", pa.int64()),
+        ("failed", pa.int64()),
+        ("flagged", pa.int64()),
+        ("detail", pa.string()),
+    ]
+)
+# Each table as a projection of EXTRACT_ROWS: (output column, extract-row column).
+DOCUMENTS_FROM_ROWS = [(f.name, {"warc_file": "file", "warc_offset": "offset"}.get(f.name, f.name)) for f in DOCUMENTS]
+LEDGER_FROM_ROWS = [(f.name, f.name) for f in LEDGER]
+
+FINGERPRINTS = pa.schema([("doc_id", pa.int64()), ("hash", pa.int64()), ("pos", pa.int32())])
+
+#: Per ok document: how much text the kernel saw and what it selected.
+DOC_STATS = pa.schema(
+    [
+        ("doc_id", pa.int64()),
+        ("norm_chars", pa.int64()),
+        ("kgrams", pa.int64()),
+        ("fingerprints", pa.int64()),
+    ]
+)
+
+#: What a fingerprint task emits: fingerprints (pos >= 0) and per-document stats (pos = -1).
+FINGERPRINT_ROWS = pa.schema(
+    [
+        ("doc_id", pa.int64()),
+        ("hash", pa.int64()),
+        ("pos", pa.int32()),
+        ("norm_chars", pa.int64()),
+        ("kgrams", pa.int64()),
+        ("fingerprints", pa.int64()),
+    ]
+)
+
+
+def spark_schema(schema: pa.Schema):
+    """The Spark StructType of an Arrow schema (imported lazily: pyspark is heavy)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)

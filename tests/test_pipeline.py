@@ -1,0 +1,160 @@
+"""The pipeline end to end in Spark local mode: record accounting, schemas, kernel parity, determinism."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+import webwinnow
+from webwinnow import schemas
+from webwinnow.cli import main
+from webwinnow.extract import doc_id
+from webwinnow.storage import is_crawl_file
+
+from conftest import CONF, REAL, need
+
+pytestmark = pytest.mark.spark
+
+
+def _table(out: Path, name: str):
+    return pq.read_table(out / name)
+
+
+def _run(args: list[str]) -> None:
+    assert main(args) == 0
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory) -> Path:
+    need(REAL)
+    out = tmp_path_factory.mktemp("real-out")
+    _run(["run", str(REAL), "--out", str(out), "--conf", str(CONF), "--k", "50", "--w", "100"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory, sample_dir) -> Path:
+    out = tmp_path_factory.mktemp("sample-out")
+    _run(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF)])
+    return out
+
+
+def _assert_schema(table, expected) -> None:
+    got = [(f.name, f.type) for f in table.schema]
+    want = [(f.name, f.type) for f in expected]
+    assert got == want
+
+
+def test_real_crawls_every_record_accounted(real_run):
+    manifest = {Path(e["file"]).name: e for e in json.loads((REAL.parent / "manifest.json").read_text())}
+    ledger = _table(real_run, "ledger").to_pylist()
+    files = [r for r in ledger if r["kind"] == "file"]
+    inputs = sorted(str(p) for p in REAL.iterdir() if is_crawl_file(p.name))
+    # every input path appears exactly once
+    assert sorted(r["file"] for r in files) == inputs
+    for r in files:
+        assert r["parsed"] + r["skipped"] + r["failed"] + r["flagged"] == r["records_seen"], r
+        # warcio reads these files end to end: every record it sees, we see
+        assert r["records_seen"] == manifest[Path(r["file"]).name]["records"], r["file"]
+        assert r["status"] == "read_ok", r
+    per_file_rows = Counter(r["file"] for r in ledger if r["kind"] == "record")
+    for r in files:
+        assert per_file_rows[r["file"]] == r["records_seen"] - r["parsed"]
+    documents = _table(real_run, "documents")
+    ok = [d for d in documents.to_pylist() if d["status"] == "ok"]
+    assert len(ok) == sum(r["parsed"] for r in files)
+    assert len(ok) >= 400  # 627 HTML responses; 2xx ones with intact digests
+    assert len({d["doc_id"] for d in documents.to_pylist()}) == documents.num_rows
+    for d in ok:
+        assert d["text"] is not None and d["text_chars"] == len(d["text"])
+        assert d["doc_id"] == doc_id(d["warc_file"], d["warc_offset"], 0)
+
+
+def test_real_crawls_schemas(real_run):
+    _assert_schema(_table(real_run, "documents"), schemas.DOCUMENTS)
+    _assert_schema(_table(real_run, "ledger"), schemas.LEDGER)
+    _assert_schema(_table(real_run, "fingerprints"), schemas.FINGERPRINTS)
+    _assert_schema(_table(real_run, "doc_stats"), schemas.DOC_STATS)
+    for table in ("documents", "ledger", "fingerprints", "doc_stats"):
+        record = json.loads((real_run / table / "_webwinnow.json").read_text())
+        assert record["config"]["winnow"] == {"k": 50, "w": 100, "robust": True, "mod_p": 0}
+
+
+def test_spark_fingerprints_equal_the_local_kernel(real_run):
+    docs = {d["doc_id"]: d["text"] for d in _table(real_run, "documents").to_pylist() if d["status"] == "ok"}
+    fps = _table(real_run, "fingerprints").to_pandas().sort_values(["doc_id", "pos", "hash"])
+    stats = {r["doc_id"]: r for r in _table(real_run, "doc_stats").to_pylist()}
+    assert set(stats) == set(docs)
+    by_doc = {k: g for k, g in fps.groupby("doc_id")}
+    assert set(by_doc) <= set(docs)
+    for i, (did, text) in enumerate(sorted(docs.items())):
+        hashes, positions = webwinnow.fingerprint(text, k=50, w=100)
+        got = by_doc.get(did)
+        got_hashes = got["hash"].to_numpy() if got is not None else np.empty(0, np.int64)
+        got_pos = got["pos"].to_numpy() if got is not None else np.empty(0, np.int64)
+        order = np.lexsort((hashes, positions))
+        assert np.array_equal(got_pos, positions[order]), did
+        assert np.array_equal(got_hashes, hashes[order]), did
+        assert stats[did]["fingerprints"] == len(hashes)
+
+
+def test_sample_run_summary_and_density(sample_run, sample_dir):
+    summary = json.loads((sample_run / "summary.json").read_text())
+    planted = json.loads((sample_dir / "planted.json").read_text())
+    e, f = summary["extract"], summary["fingerprint"]
+    assert e["records"] == e["parsed"] + e["skipped"] + e["failed"] + e["flagged"]
+    assert e["failed"] == 0 and e["flagged"] == 0
+    assert e["parsed"] == f["documents"]
+    # real prose with site boilerplate is not random text, but close to 2/(w+1)
+    assert 0.8 * 2 / 101 < f["density"] < 1.25 * 2 / 101
+    docs = _table(sample_run, "documents").to_pylist()
+    assert e["parsed"] == sum(d["status"] == "ok" for d in docs)
+    for d in docs:  # script and style contents never reach the text
+        for sentinel in planted["sentinels"].values() if isinstance(planted["sentinels"], dict) else planted["sentinels"]:
+            assert sentinel not in (d["text"] or "")
+
+
+def test_fingerprint_positions_point_into_the_text(sample_run):
+    docs = {d["doc_id"]: d["text"] for d in _table(sample_run, "documents").to_pylist() if d["status"] == "ok"}
+    fps = _table(sample_run, "fingerprints").to_pylist()
+    for r in fps[:: max(1, len(fps) // 500)]:
+        text = docs[r["doc_id"]]
+        norm, _ = webwinnow.normalize(text[r["pos"]:])
+        hashes, _ = webwinnow.kgram_hashes(norm[:50], k=50)
+        assert hashes[0] == r["hash"]
+        assert webwinnow.normalize(text[r["pos"]])[0] != ""  # a k-gram starts on a kept character
+
+
+def test_same_output_whatever_the_partitioning(tmp_path, sample_dir, sample_run):
+    """One task per file instead of one for all: identical table contents."""
+    conf = tmp_path / "small-tasks.toml"
+    conf.write_text("[extract]\ntask_bytes = 1\n")
+    out = tmp_path / "again"
+    _run(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(conf)])
+    assert json.loads((out / "summary.json").read_text())["extract"]["tasks"] == 3
+    for table, key in (("documents", ["doc_id"]), ("ledger", ["file", "offset", "kind"]),
+                       ("fingerprints", ["doc_id", "pos", "hash"]), ("doc_stats", ["doc_id"])):
+        a = _table(sample_run, table).to_pandas().sort_values(key).reset_index(drop=True)
+        b = _table(out, table).to_pandas().sort_values(key).reset_index(drop=True)
+        assert a.equals(b), table
+
+
+def test_stage_alone_rewrites_its_table(tmp_path, sample_run):
+    """`webwinnow fingerprint` re-runs alone on an existing output, replacing only its tables."""
+    import shutil
+
+    out = tmp_path / "copy"
+    shutil.copytree(sample_run, out)
+    before = _table(out, "documents").num_rows
+    _run(["fingerprint", "--out", str(out), "--conf", str(CONF), "--w", "4"])
+    stats = _table(out, "doc_stats").to_pandas()
+    assert _table(out, "documents").num_rows == before
+    density = stats["fingerprints"].sum() / stats["kgrams"].sum()
+    assert abs(density - 2 / 5) < 0.05
+    assert json.loads((out / "fingerprints" / "_webwinnow.json").read_text())["config"]["winnow"]["w"] == 4
+    assert not any(p.name.startswith(".") for p in out.iterdir())
