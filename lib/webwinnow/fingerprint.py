@@ -18,8 +18,11 @@ from . import kernel
 from .unifold import fold_table
 
 
+DEFAULT_W = 100
+
+
 def resolve_window(k: int, w: int | None = None, t: int | None = None) -> int:
-    """The window w, given directly or through the guarantee threshold t = w + k - 1."""
+    """The window w, given directly or through the guarantee threshold t = w + k - 1 (else 100)."""
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k (the noise threshold) must be an integer >= 1, got {k!r}")
     if t is not None:
@@ -32,7 +35,7 @@ def resolve_window(k: int, w: int | None = None, t: int | None = None) -> int:
             )
         return int(t) - int(k) + 1
     if w is None:
-        raise ValueError("give w (the window) or t (the guarantee threshold)")
+        return DEFAULT_W
     if not isinstance(w, (int, np.integer)) or isinstance(w, bool) or w < 1:
         raise ValueError(f"w (the window) must be an integer >= 1, got {w!r}")
     return int(w)
@@ -44,8 +47,15 @@ def _check_mod_p(mod_p: int) -> int:
     return int(mod_p)
 
 
+def _check_text(text) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, got {type(text).__name__}")
+    return text
+
+
 def normalize(text: str) -> tuple[str, np.ndarray]:
     """The normalized text and, per normalized character, its offset in ``text``."""
+    _check_text(text)
     fold, expand = fold_table()
     codes, offsets = kernel._normalize(_utf8(text), fold, expand)
     return "".join(map(chr, codes.tolist())), offsets
@@ -53,6 +63,7 @@ def normalize(text: str) -> tuple[str, np.ndarray]:
 
 def kgram_hashes(text: str, k: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """The hash of every k-gram of the normalized text, and each k-gram's start offset in ``text``."""
+    _check_text(text)
     resolve_window(k, w=1)
     fold, expand = fold_table()
     codes, offsets = kernel._normalize(_utf8(text), fold, expand)
@@ -79,7 +90,7 @@ def select_mod_p(hashes: Sequence[int] | np.ndarray, p: int) -> np.ndarray:
 def fingerprint(
     text: str,
     k: int = 50,
-    w: int | None = 100,
+    w: int | None = None,
     robust: bool = True,
     *,
     t: int | None = None,
@@ -88,11 +99,11 @@ def fingerprint(
     """Fingerprints of one text: ``(hashes int64, positions int64)``, equal length, in text order.
 
     Texts with fewer than k normalized characters have none; texts with fewer than w k-grams
-    still yield their minimum. ``mod_p > 0`` selects by 0 mod p instead of winnowing.
+    still yield their minimum. ``mod_p > 0`` selects by 0 mod p instead of winnowing. The window
+    is w, or t - k + 1 when the guarantee threshold t is given, else 100.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be str, got {type(text).__name__}")
-    batch = fingerprint_batch([text], k, None if t is not None else w, robust, t=t, mod_p=mod_p)
+    _check_text(text)
+    batch = fingerprint_batch([text], k, w, robust, t=t, mod_p=mod_p)
     return batch.hashes, batch.positions
 
 
@@ -121,7 +132,7 @@ class Fingerprints:
 def fingerprint_batch(
     texts: Iterable[str | None] | pa.Array | pa.ChunkedArray,
     k: int = 50,
-    w: int | None = 100,
+    w: int | None = None,
     robust: bool = True,
     *,
     t: int | None = None,
@@ -130,8 +141,10 @@ def fingerprint_batch(
     """Fingerprints of many texts in one kernel call; nulls count as empty texts.
 
     Takes an Arrow string array (its buffers are used as they are, no copy) or any iterable of
-    ``str``/``None``.
+    ``str``/``None``. The window is w, or t - k + 1 when t is given, else 100.
     """
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts must be an iterable of str or an Arrow string array, not a single string")
     w = resolve_window(k, w, t)
     mod_p = _check_mod_p(mod_p)
     data, starts, ends = _text_buffers(texts)
@@ -151,10 +164,13 @@ def _text_buffers(texts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     if not isinstance(texts, pa.Array):
-        texts = pa.array(list(texts), type=pa.large_string())
-    if pa.types.is_string(texts.type):
+        # Encoded here rather than by Arrow, so a lone surrogate becomes one U+FFFD character
+        # (as in normalize) instead of an encoding error.
+        texts = pa.array([_check_text(t).encode("utf-8", "surrogatepass") if t is not None else None for t in texts],
+                         type=pa.large_binary())
+    if pa.types.is_string(texts.type) or pa.types.is_binary(texts.type):
         offset_type = np.int32
-    elif pa.types.is_large_string(texts.type):
+    elif pa.types.is_large_string(texts.type) or pa.types.is_large_binary(texts.type):
         offset_type = np.int64
     else:
         raise TypeError(f"expected an Arrow string array, got {texts.type}")

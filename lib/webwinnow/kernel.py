@@ -20,7 +20,7 @@ HASH_BASE = np.uint64(0x9E3779B97F4A7C15)
 _REPLACEMENT = 0xFFFD
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _decode_utf8(data, i, end):
     """Code point at data[i] and the index after it; malformed bytes read as U+FFFD, one byte each."""
     b0 = np.int64(data[i])
@@ -37,6 +37,8 @@ def _decode_utf8(data, i, end):
             cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
             if cp >= 0x800 and not (0xD800 <= cp <= 0xDFFF):
                 return cp, i + 3
+            if 0xD800 <= cp <= 0xDFFF:  # a lone surrogate (Python's surrogatepass): one character
+                return np.int64(_REPLACEMENT), i + 3
     elif b0 >= 0xF0 and b0 < 0xF5 and i + 3 < end:
         b1 = np.int64(data[i + 1])
         b2 = np.int64(data[i + 2])

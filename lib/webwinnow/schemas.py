@@ -111,3 +111,65 @@ def spark_schema(schema: pa.Schema):
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(schema)
+
+#: Per fingerprint hash: how widespread it is, and what text it stands for.
+HASH_FREQ = pa.schema(
+    [
+        ("hash", pa.int64()),
+        ("docs", pa.int64()),  # document frequency
+        ("occurrences", pa.int64()),  # fingerprints with this hash, all documents
+        ("hosts", pa.int64()),  # distinct URL hosts among those documents
+        ("doc_id", pa.int64()),  # the document the snippet comes from (the smallest doc_id)
+        ("snippet", pa.string()),  # original text from the fingerprinted k-gram's start
+    ]
+)
+
+#: The rank-frequency curve, run-length encoded: ranks rank..rank_last all have `docs` documents.
+RANK_FREQ = pa.schema(
+    [
+        ("rank", pa.int64()),
+        ("rank_last", pa.int64()),
+        ("docs", pa.int64()),
+        ("hashes", pa.int64()),
+    ]
+)
+
+#: Document pairs that share at least min_shared fingerprint hashes (after the boilerplate cap).
+PAIRS = pa.schema(
+    [
+        ("doc_a", pa.int64()),  # doc_a < doc_b
+        ("doc_b", pa.int64()),
+        ("url_a", pa.string()),
+        ("url_b", pa.string()),
+        ("shared", pa.int64()),  # distinct shared fingerprint hashes
+        ("fp_a", pa.int64()),  # distinct fingerprint hashes of doc_a after the cap
+        ("fp_b", pa.int64()),
+        ("resemblance", pa.float64()),  # shared / (fp_a + fp_b - shared)
+        ("containment_a", pa.float64()),  # shared / fp_a: how much of a is in b
+        ("containment_b", pa.float64()),
+    ]
+)
+
+#: Exact copied passages of each pair: maximal matching spans of the normalized texts, as
+#: character offsets into documents.text (end exclusive).
+PASSAGES = pa.schema(
+    [
+        ("doc_a", pa.int64()),
+        ("doc_b", pa.int64()),
+        ("start_a", pa.int64()),
+        ("end_a", pa.int64()),
+        ("start_b", pa.int64()),
+        ("end_b", pa.int64()),
+        ("length", pa.int64()),  # normalized characters
+        ("capped", pa.bool_()),  # the pair hit a span or character cap: more may exist
+    ]
+)
+
+#: Connected components of documents linked by pairs with resemblance >= the threshold.
+CLUSTERS = pa.schema(
+    [
+        ("doc_id", pa.int64()),
+        ("cluster_id", pa.int64()),  # the smallest doc_id in the cluster
+        ("cluster_size", pa.int64()),
+    ]
+)

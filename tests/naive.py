@@ -1,0 +1,112 @@
+"""Slow, obviously-correct reference implementations, written straight from the definitions.
+
+Nothing here is clever: big-int arithmetic reduced ``% 2**64``, the minimum of every window found
+by brute force, explicit loops over Python lists. The only thing taken from ``webwinnow`` is the
+per-character fold (``unifold.fold_char``), which *is* the definition of normalization.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from webwinnow.unifold import fold_char
+
+HASH_BASE = 0x9E3779B97F4A7C15
+MOD = 2**64
+
+
+def to_signed(u: int) -> int:
+    """An unsigned 64-bit value reinterpreted as two's-complement signed."""
+    u %= MOD
+    return u - MOD if u >= 2**63 else u
+
+
+def to_unsigned(s: int) -> int:
+    return s % MOD
+
+
+def normalize(text: str) -> tuple[str, list[int]]:
+    """Each character folds to 0..n characters, every one tagged with the character's index."""
+    chars: list[str] = []
+    offsets: list[int] = []
+    for i, ch in enumerate(text):
+        for out in fold_char(ch):
+            chars.append(out)
+            offsets.append(i)
+    return "".join(chars), offsets
+
+
+@functools.lru_cache(maxsize=None)
+def _power(e: int) -> int:
+    """b^e, exact (a big int); cached only to keep the reference from being needlessly slow."""
+    return HASH_BASE**e
+
+
+def kgram_hash(kgram: str) -> int:
+    """H = (c_1 b^(k-1) + ... + c_k) * b mod 2^64, as signed int64."""
+    k = len(kgram)
+    total = 0
+    for j, ch in enumerate(kgram):
+        total += ord(ch) * _power(k - 1 - j)
+    return to_signed(total * HASH_BASE)
+
+
+def kgram_hashes(text: str, k: int) -> tuple[list[int], list[int]]:
+    """Hash of every k-gram of the normalized text, and the offset of its first character."""
+    norm, offsets = normalize(text)
+    hashes: list[int] = []
+    starts: list[int] = []
+    for i in range(len(norm) - k + 1):
+        hashes.append(kgram_hash(norm[i : i + k]))
+        starts.append(offsets[i])
+    return hashes, starts
+
+
+def windows(m: int, w: int) -> list[tuple[int, int]]:
+    """The windows [lo, hi] (inclusive): all of length w, or the whole sequence if shorter."""
+    if m == 0:
+        return []
+    if m < w:
+        return [(0, m - 1)]
+    return [(i, i + w - 1) for i in range(m - w + 1)]
+
+
+def rightmost_min(hashes: list[int], lo: int, hi: int) -> int:
+    low = min(hashes[lo : hi + 1])
+    best = -1
+    for j in range(lo, hi + 1):
+        if hashes[j] == low:
+            best = j
+    return best
+
+
+def window_selections(hashes: list[int], w: int, robust: bool) -> list[int]:
+    """The index each window selects, one entry per window (repeats included)."""
+    hashes = [int(h) for h in hashes]
+    picks: list[int] = []
+    for lo, hi in windows(len(hashes), w):
+        low = min(hashes[lo : hi + 1])
+        if robust and picks and lo <= picks[-1] <= hi and hashes[picks[-1]] == low:
+            picks.append(picks[-1])
+        else:
+            picks.append(rightmost_min(hashes, lo, hi))
+    return picks
+
+
+def winnow(hashes: list[int], w: int, robust: bool = True) -> list[int]:
+    """Distinct selections in window order: a new entry whenever a window's pick changes."""
+    out: list[int] = []
+    for pick in window_selections(hashes, w, robust):
+        if not out or out[-1] != pick:
+            out.append(pick)
+    return out
+
+
+def select_mod_p(hashes: list[int], p: int) -> list[int]:
+    return [i for i, h in enumerate(hashes) if to_unsigned(int(h)) % p == 0]
+
+
+def fingerprint(text: str, k: int, w: int, robust: bool = True, mod_p: int = 0) -> tuple[list[int], list[int]]:
+    hashes, starts = kgram_hashes(text, k)
+    chosen = select_mod_p(hashes, mod_p) if mod_p > 0 else winnow(hashes, w, robust)
+    return [hashes[i] for i in chosen], [starts[i] for i in chosen]
