@@ -13,13 +13,23 @@ CONF   ?= conf/webwinnow.toml
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: run test bench sample prereqs clean
+.PHONY: run test bench sample prereqs browser clean
 
 run: $(STAMP) $(if $(filter $(SAMPLE),$(INPUT)),$(SAMPLE)/planted.json)
 	$(VENV)/bin/webwinnow run $(INPUT) --out $(OUT) --conf $(CONF)
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(PY) -m pytest -q
+
+# The report is tested in a real headless browser: Debian's chromium.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (Debian) for the report's browser tests" >&2; \
+	    (apt-get install -y -q chromium >/dev/null 2>&1 || \
+	     (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null)) || \
+	    { echo "could not install chromium: install it (apt-get install chromium) or run 'pytest -m \"not browser\"'" >&2; exit 1; }; \
+	  else echo "the report's browser tests need chromium: apt-get install chromium" >&2; exit 1; fi; }
 
 bench: $(STAMP)
 	$(PY) bench/bench_kernel.py

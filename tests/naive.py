@@ -110,3 +110,33 @@ def fingerprint(text: str, k: int, w: int, robust: bool = True, mod_p: int = 0) 
     hashes, starts = kgram_hashes(text, k)
     chosen = select_mod_p(hashes, mod_p) if mod_p > 0 else winnow(hashes, w, robust)
     return [hashes[i] for i in chosen], [starts[i] for i in chosen]
+
+
+def copied_spans(text_a: str, text_b: str, k: int, w: int) -> set[tuple[int, int, int, int, int]]:
+    """Every maximal common normalized span that contains a shared fingerprint of both texts.
+
+    Brute force: for every pair of fingerprints with equal hashes whose normalized k-grams are
+    equal, grow the match one character at a time in both directions. Returns spans as
+    (start_a, end_a, start_b, end_b, length) with original-text offsets, end exclusive.
+    """
+    na, offs_a = normalize(text_a)
+    nb, offs_b = normalize(text_b)
+    ha, pa = fingerprint(text_a, k, w)
+    hb, pb = fingerprint(text_b, k, w)
+    spans = set()
+    for x, p in zip(ha, pa):
+        for y, q in zip(hb, pb):
+            if x != y:
+                continue
+            i = offs_a.index(p)
+            j = offs_b.index(q)
+            if na[i:i + k] != nb[j:j + k]:
+                continue
+            s, t = i, j
+            while s > 0 and t > 0 and na[s - 1] == nb[t - 1]:
+                s, t = s - 1, t - 1
+            e, f = i + k, j + k
+            while e < len(na) and f < len(nb) and na[e] == nb[f]:
+                e, f = e + 1, f + 1
+            spans.add((offs_a[s], offs_a[e - 1] + 1, offs_b[t], offs_b[f - 1] + 1, e - s))
+    return spans

@@ -19,6 +19,7 @@ def test_shipped_toml_spells_out_the_defaults():
     defaults = RunConfig()
     assert data["winnow"] == dataclasses.asdict(defaults.winnow)
     assert data["extract"] == dataclasses.asdict(defaults.extract)
+    assert data["pairs"] == dataclasses.asdict(defaults.pairs)
     spark = dict(data["spark"])
     assert spark.pop("properties") == "spark-local.properties"
     assert spark == {k: v for k, v in dataclasses.asdict(SparkConfig()).items() if k != "properties"}
@@ -46,7 +47,8 @@ def test_properties_path_is_relative_to_its_toml():
         ("[winnow]\nk = 0\n", "k (the noise threshold) must be an integer >= 1"),
         ("[winnow]\nw = 0\n", "w (the window) must be an integer >= 1"),
         ("[winnow]\nwindow = 3\n", "unknown key winnow.window"),
-        ("[pairs]\nx = 1\n", "unknown section [pairs]"),
+        ("[pair]\nx = 1\n", "unknown section [pair]"),
+        ("[pairs]\ncluster_resemblance = 1.5\n", "pairs.cluster_resemblance must be within"),
         ("[extract]\nmax_nesting = -1\n", "extract.max_nesting must be a positive integer"),
         ("[winnow\n", "is not valid TOML"),
     ],

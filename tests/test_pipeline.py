@@ -158,3 +158,90 @@ def test_stage_alone_rewrites_its_table(tmp_path, sample_run):
     assert abs(density - 2 / 5) < 0.05
     assert json.loads((out / "fingerprints" / "_webwinnow.json").read_text())["config"]["winnow"]["w"] == 4
     assert not any(p.name.startswith(".") for p in out.iterdir())
+
+
+def _planted_pairs(sample_run, sample_dir):
+    planted = json.loads((sample_dir / "planted.json").read_text())
+    docs = [d for d in _table(sample_run, "documents").to_pylist() if d["status"] == "ok"]
+    by_url: dict[str, list[dict]] = {}
+    for d in sorted(docs, key=lambda d: d["fetch_time"] or ""):
+        by_url.setdefault(d["url"], []).append(d)
+    for copy in planted["copies"]:
+        if copy["kind"] == "version":
+            src, dst = by_url[copy["src_url"]][0], by_url[copy["src_url"]][-1]
+        else:
+            src, dst = by_url[copy["src_url"]][0], by_url[copy["dst_url"]][0]
+        yield copy, src, dst
+
+
+def test_planted_copies_are_found_exactly(sample_run, sample_dir):
+    pairs = {(p["doc_a"], p["doc_b"]): p for p in _table(sample_run, "pairs").to_pylist()}
+    spans: dict[tuple[int, int], list[dict]] = {}
+    for p in _table(sample_run, "passages").to_pylist():
+        spans.setdefault((p["doc_a"], p["doc_b"]), []).append(p)
+    clusters = {r["doc_id"]: r["cluster_id"] for r in _table(sample_run, "clusters").to_pylist()}
+    t = 149
+    checked = Counter()
+    for copy, src, dst in _planted_pairs(sample_run, sample_dir):
+        key = tuple(sorted((src["doc_id"], dst["doc_id"])))
+        if copy["kind"] == "passage":
+            wanted = webwinnow.normalize(copy["text"])[0]
+            src_is_a = key[0] == src["doc_id"]
+            covering = [
+                s for s in spans.get(key, [])
+                if wanted in webwinnow.normalize(src["text"][s["start_a"]:s["end_a"]] if src_is_a
+                                                 else src["text"][s["start_b"]:s["end_b"]])[0]
+            ]
+            if copy["normalized_length"] >= t:
+                assert key in pairs, copy
+                assert len(covering) == 1, copy  # one span covering the whole passage
+                checked["long"] += 1
+            elif copy["normalized_length"] < 50:
+                assert not covering, copy
+                checked["short"] += 1
+        else:  # mirrors and versions: one cluster, resemblance near their overlap
+            assert clusters.get(src["doc_id"]) is not None and clusters[src["doc_id"]] == clusters.get(dst["doc_id"]), copy
+            floor = 0.85 if copy["kind"] == "mirror_exact" else 0.5
+            assert pairs[key]["resemblance"] >= floor, (copy, pairs[key]["resemblance"])
+            checked[copy["kind"]] += 1
+    assert checked["long"] >= 15 and checked["short"] >= 4 and checked["mirror_exact"] >= 3
+
+
+def test_every_pair_shares_a_verified_passage_of_at_least_k(sample_run):
+    docs = {d["doc_id"]: d["text"] for d in _table(sample_run, "documents").to_pylist() if d["status"] == "ok"}
+    spans: dict[tuple[int, int], list[dict]] = {}
+    for p in _table(sample_run, "passages").to_pylist():
+        spans.setdefault((p["doc_a"], p["doc_b"]), []).append(p)
+    pairs = _table(sample_run, "pairs").to_pylist()
+    assert pairs
+    for p in pairs:
+        key = (p["doc_a"], p["doc_b"])
+        assert spans.get(key), key
+        for s in spans[key]:
+            a = webwinnow.normalize(docs[key[0]][s["start_a"]:s["end_a"]])[0]
+            b = webwinnow.normalize(docs[key[1]][s["start_b"]:s["end_b"]])[0]
+            assert a == b and len(a) == s["length"] >= 50
+
+
+def test_hash_freq_and_report(sample_run):
+    stats = json.loads((sample_run / "report" / "stats.json").read_text())
+    fit = stats["stages"]["hash_freq"]["fit"]
+    assert stats["fit"] == fit
+    assert fit["slope"] is not None and -3 < fit["slope"] < 0
+    hf = _table(sample_run, "hash_freq").to_pandas()
+    fps = _table(sample_run, "fingerprints").to_pandas()
+    assert len(hf) == fps["hash"].nunique()
+    assert hf["docs"].sum() == len(fps.drop_duplicates(["doc_id", "hash"]))
+    assert hf["occurrences"].sum() == len(fps)
+    top = hf.sort_values("docs", ascending=False).iloc[0]
+    assert top["docs"] > stats["max_df"] == stats["stages"]["pairs"]["max_df"]  # site navigation: boilerplate, never paired
+    assert isinstance(top["snippet"], str) and top["snippet"]
+    runs = _table(sample_run, "rank_freq").to_pandas()
+    assert runs["hashes"].sum() == len(hf) and runs["rank"].iloc[0] == 1
+    index = (sample_run / "report" / "index.html").read_text()
+    best = _table(sample_run, "pairs").to_pandas()
+    best = best.assign(c=best[["containment_a", "containment_b"]].max(axis=1)).sort_values(
+        ["c", "shared", "doc_a", "doc_b"], ascending=[False, False, True, True]).iloc[0]
+    assert best["url_a"] in index and best["url_b"] in index
+    assert (sample_run / "report" / "boilerplate.html").exists()
+    assert (sample_run / "report" / "rank_frequency.png").stat().st_size > 1000

@@ -3,6 +3,7 @@
     webwinnow run INPUT... --out DIR [--k 50] [--w 100 | --t T] [--standard] [--conf FILE]
     webwinnow extract INPUT... --out DIR        (stage 1 alone)
     webwinnow fingerprint --out DIR             (stage 2 alone, on DIR/documents)
+    webwinnow hash_freq|pairs|passages|clusters|report --out DIR   (one later stage alone)
     webwinnow sample OUT_DIR                    (the project's own sample crawl)
 
 `spark-submit jobs/<stage>.py` takes the same options as `webwinnow <stage>`.
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from .config import RunConfig, load_config
 
-STAGES = ("extract", "fingerprint")
+STAGES = ("extract", "fingerprint", "hash_freq", "pairs", "passages", "clusters", "report")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,13 +42,26 @@ def _parser() -> argparse.ArgumentParser:
                         help="standard winnowing (rightmost minimum on ties) instead of robust")
     winnow.add_argument("--mod-p", type=int, metavar="P",
                         help="select hashes that are 0 mod P instead of winnowing (the paper's baseline)")
+    pairing = argparse.ArgumentParser(add_help=False)
+    pairing.add_argument("--max-df", type=int, metavar="N",
+                         help="hashes in more than N documents are boilerplate: reported, never paired (default: auto)")
+    pairing.add_argument("--min-shared", type=int, metavar="N", help="report pairs sharing >= N fingerprint hashes (1)")
+    pairing.add_argument("--exclude", nargs="+", default=[], metavar="FILE",
+                         help="template/licence text to leave out of pairing: WARC/ARC, HTML or text files")
+    pairing.add_argument("--cluster-resemblance", type=float, metavar="R",
+                         help="pairs with resemblance >= R join documents into clusters (0.5)")
     inputs = argparse.ArgumentParser(add_help=False)
     inputs.add_argument("inputs", nargs="+", metavar="INPUT",
                         help=".warc/.warc.gz/.arc/.arc.gz files, directories, globs, or a manifest of paths")
 
-    sub.add_parser("run", parents=[inputs, common, winnow], help="run every stage")
+    sub.add_parser("run", parents=[inputs, common, winnow, pairing], help="run every stage")
     sub.add_parser("extract", parents=[inputs, common], help="crawl files → documents, ledger")
     sub.add_parser("fingerprint", parents=[common, winnow], help="documents → fingerprints, doc_stats")
+    sub.add_parser("hash_freq", parents=[common], help="fingerprints → hash_freq, rank_freq, power-law fit")
+    sub.add_parser("pairs", parents=[common, pairing], help="fingerprints → pairs, pair_seeds")
+    sub.add_parser("passages", parents=[common], help="pair_seeds + documents → passages")
+    sub.add_parser("clusters", parents=[common, pairing], help="pairs → clusters")
+    sub.add_parser("report", parents=[common], help="all tables → report/index.html")
     sample = sub.add_parser("sample", help="write the project's deterministic sample crawl")
     sample.add_argument("out", metavar="OUT_DIR")
     sample.add_argument("--pages", type=int, default=300)
@@ -72,8 +86,26 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
         winnow["robust"] = False
     if getattr(args, "mod_p", None) is not None:
         winnow["mod_p"] = args.mod_p
+    pairs = {
+        "max_df": getattr(args, "max_df", None),
+        "min_shared": getattr(args, "min_shared", None),
+        "cluster_resemblance": getattr(args, "cluster_resemblance", None),
+    }
     spark = {"master": args.master} if getattr(args, "master", None) else {}
-    return load_config(args.conf, {"winnow": winnow, "spark": spark})
+    return load_config(args.conf, {"winnow": winnow, "pairs": pairs, "spark": spark})
+
+
+def _stage_config(cfg: RunConfig, out: str, stage: str) -> RunConfig:
+    """Later stages must use the k and w the fingerprints were made with: take them from the table."""
+    if stage in ("extract", "fingerprint"):
+        return cfg
+    from dataclasses import replace
+
+    from .config import WinnowConfig
+    from .output import read_table_config
+
+    made = read_table_config(out, "fingerprints")["config"]["winnow"]
+    return replace(cfg, winnow=WinnowConfig(**made))
 
 
 def run_stages(stages: tuple[str, ...], args: argparse.Namespace, cfg: RunConfig) -> dict:
@@ -102,6 +134,32 @@ def run_stages(stages: tuple[str, ...], args: argparse.Namespace, cfg: RunConfig
 
             result = fingerprint.run(spark, cfg, out)
             summary["fingerprint"] = {**asdict(result), "density": result.density}
+        later = [s for s in stages if s not in ("extract", "fingerprint")]
+        if later:
+            cfg = _stage_config(cfg, out, later[0])
+            summary["config"] = cfg.to_dict()
+        if "hash_freq" in stages:
+            from .stages import hash_freq
+
+            summary["hash_freq"] = hash_freq.run(spark, cfg, out)
+        if "pairs" in stages:
+            from .exclude import exclusion_hashes
+            from .stages import pairs
+
+            excluded = exclusion_hashes(args.exclude, cfg.winnow.k, cfg.extract) if getattr(args, "exclude", None) else None
+            summary["pairs"] = pairs.run(spark, cfg, out, excluded)
+        if "passages" in stages:
+            from .stages import passages
+
+            summary["passages"] = passages.run(spark, cfg, out)
+        if "clusters" in stages:
+            from .stages import clusters
+
+            summary["clusters"] = clusters.run(spark, cfg, out)
+        if "report" in stages:
+            from .stages import report
+
+            summary["report"] = report.run(spark, cfg, out)
     finally:
         spark.stop()
     summary["seconds"] = round(time.time() - started, 1)
@@ -128,6 +186,24 @@ def _print_summary(s: dict, cfg: RunConfig) -> None:
             f"{'robust' if w.robust else 'standard'}{f', mod p={w.mod_p}' if w.mod_p else ''})"
         )
         lines.append(f"density {f['density']:.4f} (expected {expected} = {w.expected_density:.4f} on random text)")
+    if "hash_freq" in s:
+        h = s["hash_freq"]
+        fit, shares = h.get("fit") or {}, h.get("shares") or {}
+        slope = f"{fit['slope']:.2f}" if fit.get("slope") is not None else "n/a"
+        lines.append(f"{h['hashes']:,} distinct hashes; rank–frequency slope {slope}; "
+                     f"seen in 1/2/3 documents: " + "/".join(f"{100 * (shares.get(key) or 0):.0f}%" for key in ("once", "twice", "three_times")))
+    if "pairs" in s:
+        p = s["pairs"]
+        lines.append(f"{p['pairs']:,} document pairs share fingerprints (max_df {p['max_df']}"
+                     f"{' auto' if p['max_df_auto'] else ''}; hashes in more documents are boilerplate)")
+    if "passages" in s:
+        lines.append(f"{s['passages']['passages']:,} copied passages")
+    if "clusters" in s:
+        c = s["clusters"]
+        lines.append(f"{c['clusters']:,} near-duplicate clusters (resemblance >= {c['cluster_resemblance']}) "
+                     f"holding {c['clustered_documents']:,} documents")
+    if "report" in s:
+        lines.append(f"report: {s['report']}")
     tables = sorted(p.name for p in Path(s["out"]).iterdir() if p.is_dir() and not p.name.startswith("."))
     lines.append(f"output: {s['out']}  tables: {', '.join(tables)}  ({s['seconds']} s)")
     print("\n".join(f"webwinnow: {line}" for line in lines), flush=True)

@@ -65,6 +65,30 @@ class ExtractConfig:
 
 
 @dataclass(frozen=True)
+class PairsConfig:
+    """Pairing, passages, clusters and the report."""
+
+    max_df: int = 0  # hashes in more documents are boilerplate, not paired; 0 = auto (see pairs stage)
+    min_shared: int = 1  # pairs sharing fewer distinct fingerprint hashes are not reported
+    pair_budget: int = 200_000_000  # auto max_df keeps the hash self-join under this many rows
+    cluster_resemblance: float = 0.5  # pairs at least this resemblant link documents into clusters
+    max_spans: int = 1000  # passages per pair
+    max_chars: int = 20_000_000  # normalized characters compared per pair while growing passages
+    report_pairs: int = 1000  # pairs listed in the report (paged)
+    report_details: int = 200  # side-by-side pages
+    report_hashes: int = 200  # most frequent fingerprints on the boilerplate page
+
+    def __post_init__(self) -> None:
+        for name in ("max_df", "min_shared", "pair_budget", "max_spans", "max_chars", "report_pairs",
+                     "report_details", "report_hashes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < (0 if name == "max_df" else 1):
+                raise ValueError(f"pairs.{name} must be an integer >= {0 if name == 'max_df' else 1}, got {value!r}")
+        if not 0.0 <= float(self.cluster_resemblance) <= 1.0:
+            raise ValueError(f"pairs.cluster_resemblance must be within [0, 1], got {self.cluster_resemblance!r}")
+
+
+@dataclass(frozen=True)
 class SparkConfig:
     master: str = "local[*]"
     app_name: str = "webwinnow"
@@ -76,6 +100,7 @@ class SparkConfig:
 class RunConfig:
     winnow: WinnowConfig = field(default_factory=WinnowConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
+    pairs: PairsConfig = field(default_factory=PairsConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,7 +115,7 @@ class RunConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-_SECTIONS = {"winnow": WinnowConfig, "extract": ExtractConfig, "spark": SparkConfig}
+_SECTIONS = {"winnow": WinnowConfig, "extract": ExtractConfig, "pairs": PairsConfig, "spark": SparkConfig}
 
 
 def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], source: str) -> None:
@@ -129,5 +154,6 @@ def load_config(files: list[str | Path] = (), overrides: Mapping[str, Mapping[st
     return RunConfig(
         winnow=WinnowConfig(**merged.get("winnow", {})),
         extract=ExtractConfig(**merged.get("extract", {})),
+        pairs=PairsConfig(**merged.get("pairs", {})),
         spark=SparkConfig(**merged.get("spark", {})),
     )

@@ -4,8 +4,10 @@ One pre-pass over the bytes (a Numba kernel, before Lexbor sees them) does three
 
 * estimates the nesting depth and rejects pathological pages, because Lexbor's parse time grows
   with depth times the number of block tags (200k nested divs take about 70 s);
-* writes a newline before every start and end tag of a block element, so block boundaries survive
-  as text while inline tags (``Hel<b>lo</b>``) join words as a browser shows them;
+* writes a line break before every start and end tag of a block element, so block boundaries
+  survive as text while inline tags (``Hel<b>lo</b>``) join words as a browser shows them. The
+  break is a form feed: whitespace to the parser like a newline, but rare enough in pages that it
+  tells our breaks apart from the source's own newlines, which are plain spaces in HTML;
 * cuts out script, style, title, iframe, noembed and noframes elements. Their content is raw text
   that ends at the first matching end tag (script's ``<!--`` escapes included), so the cut is
   exactly where the tokenizer would end them, and Lexbor parses less.
@@ -47,13 +49,18 @@ _PLAIN = 8  # <plaintext>: everything after it is text
 _CUT = 16  # raw-text element cut out of the bytes
 _SCRIPT = 32  # script data, with its own escape rules for the end tag
 _TREE_DROP = 64  # removed from the tree after parsing
+# Table cells get their line break after the start tag and a table after its end tag, inside a
+# cell or in body: whitespace between table parts goes through the parser's slower table-text
+# path (about +5% parse instructions on table-heavy pages).
+_BREAK_AFTER = 128
 
 _BLOCK_NAMES = (
-    "address article aside blockquote br button caption center dd details dialog dir div dl dt fieldset "
+    "address article aside blockquote br button center dd details dialog dir div dl dt fieldset "
     "figcaption figure footer form frameset h1 h2 h3 h4 h5 h6 header hgroup hr legend li listing main "
-    "marquee menu nav ol optgroup option p plaintext pre search section select summary table tbody td "
-    "textarea tfoot th thead tr ul xmp"
+    "marquee menu nav ol optgroup option p plaintext pre search section select summary table textarea "
+    "ul xmp"
 )
+_BREAK_AFTER_NAMES = "td th caption table"
 _FLAT_NAMES = (
     "area base basefont bgsound br col embed frame hr image img input isindex keygen link meta nextid "
     "param source spacer track wbr "
@@ -67,6 +74,7 @@ _CUT_NAMES = "script style title iframe noembed noframes"
 # <template> needs nothing: its content is a separate fragment that text() never reaches.
 _TREE_DROP_NAMES = ["noscript", "svg", "math", "object"]
 
+_BREAK = 12  # form feed
 _LONG_NAME = np.uint64(1 << 63)
 _SLOTS = 512  # power of two, a few times the number of names, so probes stay short
 _HASH_MUL = 0x9E3779B97F4A7C15
@@ -91,6 +99,7 @@ def _tag_table() -> tuple[np.ndarray, np.ndarray]:
         (_CUT_NAMES, _CUT),
         ("script", _SCRIPT),
         (" ".join(_TREE_DROP_NAMES), _TREE_DROP),
+        (_BREAK_AFTER_NAMES, _BREAK_AFTER),
     ]
     for names, bit in groups:
         for name in names.split():
@@ -108,7 +117,12 @@ def _tag_table() -> tuple[np.ndarray, np.ndarray]:
 
 
 _TAG_KEYS, _TAG_CLASSES = _tag_table()
+# How far below the top of the open-element stack an end tag may find its element; bounds the
+# cost of stray end tags, which the parser ignores.
+_END_TAG_REACH = 256
 _SCRIPT_KEY = np.uint64(_name_key("script"))
+_TABLE_KEY = np.uint64(_name_key("table"))
+_PRE_KEY = np.uint64(_name_key("pre"))
 
 
 @njit(cache=True, nogil=True)
@@ -200,6 +214,8 @@ def _script_end(buf, j, n):
 @njit(cache=True, nogil=True)
 def _copy(out, m, buf, start, stop):
     """Append buf[start:stop] to out[:m]; returns the new length."""
+    if stop <= start:
+        return m
     dst = out[m:]
     src = buf[start:stop]
     # Unsigned indices on views skip the negative-index fix-up, so LLVM emits a block copy.
@@ -209,24 +225,48 @@ def _copy(out, m, buf, start, stop):
 
 
 @njit(cache=True, nogil=True)
-def _prepare(buf, keys, classes, max_depth):
-    """Copy buf with a newline before each block tag and raw-text elements cut out.
+def _copy_lines(out, m, buf, start, stop):
+    """_copy for text inside <pre>: its newlines are line breaks, so they become ours."""
+    for k in range(start, stop):
+        b = buf[k]
+        out[m] = _BREAK if b == 10 else b
+        m += 1
+    return m
 
-    Returns (out, length, seen): length is -1 as soon as the depth estimate (start tags minus end
-    tags of elements that can nest, so it errs high) passes max_depth; seen is True when an
-    element to drop from the tree occurs.
+
+@njit(cache=True, nogil=True)
+def _prepare(buf, words, keys, classes, max_depth):
+    """Copy buf with a line break at each block tag and raw-text elements cut out.
+
+    Returns (out, length, seen): length is -1 as soon as the depth estimate passes max_depth;
+    seen is True when an element to drop from the tree occurs.
+
+    The estimate keeps a stack of open elements that can nest. An end tag pops back to the
+    nearest open element of its name, as the parser does, and is ignored when none is open within
+    _END_TAG_REACH of the top, so it errs high: void elements and those closed implicitly by a
+    sibling (p, li, td, ...) never count, everything else does until its end tag.
     """
     n = buf.shape[0]
     # Every line break goes before a tag of at least three bytes ("<p>"), save one at the very end.
     out = np.empty(n + n // 3 + 2, dtype=np.uint8)
     m = 0  # bytes written to out
     copied = 0  # buf[:copied] is dealt with
+    stack = np.empty(min(max_depth, n) + 2, dtype=np.uint64)
     depth = 0
+    pre = 0  # open <pre> elements; pre start and end tags are block tags, so every copy of text
+    # inside one happens between the two
     seen = False
     i = 0
     while i < n:
         if buf[i] != 60:
             i += 1
+            # Text runs are skipped a word at a time: a word without "<" has no zero byte once
+            # XORed with "<<<<<<<<" (the classic has-zero-byte test).
+            while i & 7 == 0 and (i >> 3) < words.shape[0]:
+                x = words[i >> 3] ^ np.uint64(0x3C3C3C3C3C3C3C3C)
+                if (x - np.uint64(0x0101010101010101)) & ~x & np.uint64(0x8080808080808080):
+                    break
+                i += 8
             continue
         if i + 1 >= n:
             break
@@ -263,29 +303,45 @@ def _prepare(buf, keys, classes, max_depth):
             continue
         key, j = _read_name(buf, j, n)
         cls = _class_of(keys, classes, key)
-        if cls & 64:
+        if cls & _TREE_DROP:
             seen = True
-        if cls & 1:
-            m = _copy(out, m, buf, copied, i)
+        if cls & _BLOCK and not (closing and key == _TABLE_KEY):
+            m = _copy_lines(out, m, buf, copied, i) if pre else _copy(out, m, buf, copied, i)
             copied = i
+            if key == _PRE_KEY:
+                pre = max(pre - 1, 0) if closing else pre + 1
             # Turning the space before the tag into the line break adds no text node for Lexbor
             # to build; indented HTML nearly always has one.
             if m and _is_space(out[m - 1]):
-                out[m - 1] = 10
+                out[m - 1] = _BREAK
             else:
-                out[m] = 10
+                out[m] = _BREAK
                 m += 1
+        elif cls & _BREAK_AFTER and closing == (key == _TABLE_KEY):
+            end = j
+            while end < n and buf[end] != 62:
+                end += 1
+            if end + 1 < n:
+                m = _copy_lines(out, m, buf, copied, end + 1) if pre else _copy(out, m, buf, copied, end + 1)
+                out[m] = _BREAK
+                m += 1
+                copied = end + 2 if _is_space(buf[end + 1]) else end + 1
         # Attributes are scanned as text: a "<" inside a quoted value can only raise the estimate.
         if closing:
-            if cls & 6 == 0 and depth > 0:
-                depth -= 1
+            if cls & (_FLAT | _RAW) == 0:
+                k = depth - 1
+                while k >= 0 and k >= depth - _END_TAG_REACH:
+                    if stack[k] == key:
+                        depth = k
+                        break
+                    k -= 1
             i = j
-        elif cls & 8:
+        elif cls & _PLAIN:
             break
-        elif cls & 4:
-            end = _script_end(buf, j, n) if cls & 32 else _raw_end(buf, j, n, key)
-            if cls & 16:
-                m = _copy(out, m, buf, copied, i)
+        elif cls & _RAW:
+            end = _script_end(buf, j, n) if cls & _SCRIPT else _raw_end(buf, j, n, key)
+            if cls & _CUT:
+                m = _copy_lines(out, m, buf, copied, i) if pre else _copy(out, m, buf, copied, i)
                 while end < n and buf[end] != 62:
                     end += 1
                 copied = min(end + 1, n)
@@ -293,25 +349,28 @@ def _prepare(buf, keys, classes, max_depth):
             else:
                 i = end
         else:
-            if cls & 2 == 0:
-                depth += 1
-                if depth > max_depth:
+            if cls & _FLAT == 0:
+                if depth >= max_depth:
                     return out, -1, seen
+                stack[depth] = key
+                depth += 1
             i = j
-    m = _copy(out, m, buf, copied, n)
+        if i < copied:  # a line break was written after this tag's ">"
+            i = copied
+    m = _copy_lines(out, m, buf, copied, n) if pre else _copy(out, m, buf, copied, n)
     return out, m, seen
 
 
 @njit(cache=True, nogil=True)
 def _space_len(buf, i, n):
-    """Length of the whitespace character at buf[i] (UTF-8), 0 if it is not one; newlines excluded.
+    """Length of the whitespace character at buf[i] (UTF-8), 0 if it is not one; form feed excluded.
 
-    The set is what str.split() splits on: ASCII controls 9, 11-13, 28-31, space, and Unicode
-    White_Space (NBSP, the U+2000 block, ideographic space, ...).
+    The set is what str.split() splits on: ASCII 9-11, 13, 28-31, space, and Unicode White_Space
+    (NBSP, the U+2000 block, ideographic space, ...).
     """
     b = buf[i]
     if b < 128:
-        return 1 if (b == 32 or b == 9 or (b >= 11 and b <= 13) or (b >= 28 and b <= 31)) else 0
+        return 1 if (b == 32 or (b >= 9 and b <= 11) or b == 13 or (b >= 28 and b <= 31)) else 0
     if i + 1 >= n:
         return 0
     b1 = buf[i + 1]
@@ -333,7 +392,8 @@ def _space_len(buf, i, n):
 
 @njit(cache=True, nogil=True)
 def _collapse(buf):
-    """Runs of spaces become one space, lines are stripped, blank lines dropped (UTF-8 in and out)."""
+    """Our line breaks become newlines and other whitespace runs one space; lines are stripped and
+    blank lines dropped (UTF-8 in and out)."""
     n = buf.shape[0]
     out = np.empty(n, dtype=np.uint8)
     m = 0
@@ -342,7 +402,7 @@ def _collapse(buf):
     i = 0
     while i < n:
         b = buf[i]
-        if b == 10:
+        if b == _BREAK:
             newline = True
             i += 1
             continue
@@ -377,8 +437,14 @@ def html_to_text(
 
     ``bytes`` must be UTF-8 (decode other charsets first, e.g. with ``httpbody.body_to_text``).
     Raises :class:`HtmlRejected` for pages above ``max_html_bytes`` or nested deeper than
-    ``max_nesting`` (an over-estimate: start minus end tags of elements that can nest).
+    ``max_nesting``, as estimated before parsing (an over-estimate: elements that can nest count
+    from their start tag to their end tag, or to the end tag of an element around them).
     """
+    if max_nesting < 1 or max_html_bytes < 1:
+        raise ValueError(
+            f"max_nesting and max_html_bytes must be positive, got {max_nesting} and {max_html_bytes}; "
+            f"the defaults are {DEFAULT_MAX_NESTING} and {DEFAULT_MAX_HTML_BYTES}"
+        )
     data = html.encode("utf-8", errors="replace") if isinstance(html, str) else bytes(html)
     if len(data) > max_html_bytes:
         raise HtmlRejected(
@@ -388,11 +454,17 @@ def html_to_text(
         )
     if not data:
         return ""
-    out, length, seen = _prepare(np.frombuffer(data, dtype=np.uint8), _TAG_KEYS, _TAG_CLASSES, max_nesting)
+    out, length, seen = _prepare(
+        np.frombuffer(data, dtype=np.uint8),
+        np.frombuffer(data, dtype=np.uint64, count=len(data) // 8),
+        _TAG_KEYS,
+        _TAG_CLASSES,
+        max_nesting,
+    )
     if length < 0:
         raise HtmlRejected(
             "html_too_deep",
-            f"HTML nests deeper than max_nesting={max_nesting} (start minus end tags); raise "
+            f"HTML nests deeper than max_nesting={max_nesting} by the pre-parse estimate; raise "
             "max_nesting to parse it anyway, at a parse time that grows with the square of the depth",
         )
     tree = LexborHTMLParser(out[:length].tobytes())

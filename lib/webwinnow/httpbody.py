@@ -95,10 +95,11 @@ def decode_body(
 ) -> BodyResult:
     """Undo Transfer-Encoding and Content-Encoding of ``raw`` (the bytes after the HTTP headers).
 
-    Never holds more than about ``max_decoded`` + 1 MiB of decoded output per coding while
-    decoding; an accepted body is briefly held twice while its pieces are joined.
-    ``keep_truncated=False`` turns a compressed stream cut short into ``content_decoding_error``
-    instead of keeping its decoded prefix with the ``content_truncated`` flag.
+    The returned body is never longer than ``max_decoded`` (a longer one, encoded or not, gives
+    ``decoded_size_limit``). Decoding holds at most about ``max_decoded`` + 1 MiB of output per
+    coding, so a bomb stops early; an accepted body is briefly held twice while its pieces are
+    joined. ``keep_truncated=False`` turns a compressed stream cut short into
+    ``content_decoding_error`` instead of keeping its decoded prefix with ``content_truncated``.
     """
     if max_decoded <= 0:
         raise ValueError(f"max_decoded must be positive, got {max_decoded}; pass a byte count such as 32 * 2**20")
@@ -355,8 +356,9 @@ def looks_binary(body: bytes) -> bool:
     controls = len(head.translate(None, _TEXT_BYTES))
     if not controls:
         return False
-    if head.count(0) and (head[0::2].count(0) == 0 or head[1::2].count(0) == 0):
-        return False  # UTF-16 without a BOM: NULs on one side of every code unit only
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    if min(even, odd) == 0 and max(even, odd) * 8 > len(head):
+        return False  # UTF-16 without a BOM: NUL high bytes of ASCII, all on one side
     return controls * 10 > len(head)
 
 

@@ -59,3 +59,17 @@ def read_table_config(out: str, table: str) -> dict[str, Any]:
         raise FileNotFoundError(
             f"{path.parent} is missing or incomplete: run the stage that writes it first"
         ) from None
+
+
+def update_stats(out: str, key: str, value: Any) -> None:
+    """Set one stage's entry (under "stages") of DIR/report/stats.json, keeping everything else."""
+    path = Path(out) / "report" / "stats.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        stats = json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        stats = {}
+    stats.setdefault("stages", {})[key] = value
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(stats, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,66 @@
+"""A document's text as HTML with its copied passages marked.
+
+Every passage span of one side is clipped to the shown text; the union of the spans (overlapping
+and touching ones merged) becomes ``<mark>`` elements, so each highlighted run of text is one
+mark whose text content is exactly the copied characters. Passage numbers are empty anchors
+(``<a class="pn" id="a3" href="#b3" data-n="3">``) at each passage's start, inside or before
+the mark; the number itself is drawn by CSS (``::before { content: attr(data-n) }``), so it adds
+nothing to the document's text. Everything between tags is ``html.escape``d.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from .model import merge_spans
+
+#: Texts longer than this are cut (with a visible note) on the side-by-side page.
+MAX_TEXT_CHARS = 300_000
+
+
+def esc(value: object) -> str:
+    """HTML-escape anything as text, quotes included (for element content and attributes)."""
+    return html.escape(str(value), quote=True)
+
+
+def render_text(
+    text: str,
+    spans: Sequence[tuple[int, int, int]],
+    side: str,
+    other: str,
+) -> tuple[str, set[int]]:
+    """(HTML of ``text`` with marks and passage anchors, numbers of the passages anchored).
+
+    ``spans`` are ``(number, start, end)`` offsets into ``text`` (Python str indices, end
+    exclusive), clipped to ``len(text)``; a passage that is empty after clipping gets no anchor.
+    ``side``/``other`` are the anchor id prefixes of this text and of the other one ("a"/"b"),
+    so a passage's number links to the same passage in the other text.
+    """
+    if side not in ("a", "b") or other not in ("a", "b"):
+        raise ValueError("side and other are 'a' or 'b'")
+    n_chars = len(text)
+    clipped = [(num, max(0, min(s, n_chars)), max(0, min(e, n_chars))) for num, s, e in spans]
+    clipped = [(num, s, e) for num, s, e in clipped if e > s]
+    marks = merge_spans((s, e) for _, s, e in clipped)
+    anchors: dict[int, list[int]] = {}
+    for num, s, _e in clipped:
+        anchors.setdefault(s, []).append(num)
+
+    starts = {s for s, _ in marks}
+    ends = {e for _, e in marks}
+    cuts = sorted(starts | ends | set(anchors) | {0, n_chars})
+    out: list[str] = []
+    for i, pos in enumerate(cuts):
+        if pos in ends:
+            out.append("</mark>")
+        for num in sorted(set(anchors.get(pos, ()))):
+            out.append(
+                f'<a class="pn" id="{side}{num:d}" href="#{other}{num:d}" data-n="{num:d}" '
+                f'title="passage {num:d}: show it in the other text"></a>'
+            )
+        if pos in starts:
+            out.append("<mark>")
+        if i + 1 < len(cuts):
+            out.append(esc(text[pos : cuts[i + 1]]))
+    return "".join(out), {num for num, _, _ in clipped}

@@ -1,0 +1,103 @@
+"""Stage: every table → `report/` (index.html, pair pages, boilerplate page, plot, stats.json).
+
+Only what a person can read is collected to the driver: the top pairs (report_pairs), the texts
+and passages of the first report_details of them, the most frequent hashes, and the
+run-length-encoded rank–frequency curve.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from ..config import RunConfig
+from ..report import HashView, PairView, write_report
+
+STAGE_KEYS = ("hash_freq", "pairs", "passages", "clusters")
+
+
+def _stats(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
+    path = Path(out) / "report" / "stats.json"
+    recorded = json.loads(path.read_text()) if path.exists() else {}
+    # Each stage records its own entry under "stages"; the report adds the run-wide numbers.
+    stages = {key: value for key, value in recorded.get("stages", {}).items() if key in STAGE_KEYS}
+    w = cfg.winnow
+    stats: dict = {"k": w.k, "w": w.w, "t": w.t, "robust": w.robust, "mod_p": w.mod_p,
+                   "expected_density": w.expected_density, "stages": stages}
+    files = spark.read.parquet(f"{out}/ledger").filter(F.col("kind") == "file")
+    row = files.agg(
+        F.count(F.lit(1)).alias("inputs"),
+        *[F.sum(c).alias(c) for c in ("records_seen", "parsed", "skipped", "failed", "flagged")],
+        F.sum(F.when(F.col("status") == "failed", 1).otherwise(0)).alias("failed_files"),
+    ).first().asDict()
+    row["records"] = row.pop("records_seen")
+    stats.update({key: (value or 0) for key, value in row.items()})
+    doc = spark.read.parquet(f"{out}/doc_stats").agg(
+        F.count(F.lit(1)).alias("documents"), F.sum("fingerprints").alias("fingerprints"),
+        F.sum("kgrams").alias("kgrams"), F.sum("norm_chars").alias("norm_chars"),
+    ).first().asDict()
+    stats.update({key: (value or 0) for key, value in doc.items()})
+    stats["density"] = stats["fingerprints"] / stats["kgrams"] if stats["kgrams"] else 0.0
+    for stage, keys in (("pairs", ("max_df", "pairs", "boilerplate_hashes")),
+                        ("passages", ("passages", "pairs_with_passages")),
+                        ("clusters", ("clusters", "clustered_documents", "cluster_resemblance")),
+                        ("hash_freq", ("hashes",))):
+        for key in keys:
+            if key in stages.get(stage, {}):
+                stats[key] = stages[stage][key]
+    return stats
+
+
+def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
+    pcfg = cfg.pairs
+    stats = _stats(spark, cfg, out)
+    top = (
+        spark.read.parquet(f"{out}/pairs")
+        .withColumn("_c", F.greatest("containment_a", "containment_b"))
+        .orderBy(F.desc("_c"), F.desc("shared"), "doc_a", "doc_b")
+        .limit(pcfg.report_pairs)
+        .drop("_c")
+        .collect()
+    )
+    detail = top[: pcfg.report_details]
+    texts: dict[int, str | None] = {}
+    spans: dict[tuple[int, int], list] = defaultdict(list)
+    capped: set[tuple[int, int]] = set()
+    if detail:
+        keys = spark.createDataFrame([(r["doc_a"], r["doc_b"]) for r in detail], "doc_a long, doc_b long")
+        for p in spark.read.parquet(f"{out}/passages").join(F.broadcast(keys), ["doc_a", "doc_b"]).collect():
+            spans[(p["doc_a"], p["doc_b"])].append((p["start_a"], p["end_a"], p["start_b"], p["end_b"], p["length"]))
+            if p["capped"]:
+                capped.add((p["doc_a"], p["doc_b"]))
+        ids = spark.createDataFrame([(d,) for d in {x for r in detail for x in (r["doc_a"], r["doc_b"])}], "doc_id long")
+        for d in spark.read.parquet(f"{out}/documents").join(F.broadcast(ids), "doc_id").select("doc_id", "text").collect():
+            texts[d["doc_id"]] = d["text"]
+    pairs = []
+    for i, r in enumerate(top):
+        key = (r["doc_a"], r["doc_b"])
+        pairs.append(PairView(
+            doc_a=r["doc_a"], doc_b=r["doc_b"], url_a=r["url_a"], url_b=r["url_b"], shared=r["shared"],
+            fp_a=r["fp_a"], fp_b=r["fp_b"], resemblance=r["resemblance"], containment_a=r["containment_a"],
+            containment_b=r["containment_b"],
+            text_a=texts.get(r["doc_a"]) if i < len(detail) else None,
+            text_b=texts.get(r["doc_b"]) if i < len(detail) else None,
+            passages=tuple(sorted(spans.get(key, ()))), capped=key in capped,
+        ))
+    hashes = [
+        HashView(hash=h["hash"], docs=h["docs"], occurrences=h["occurrences"], hosts=h["hosts"], snippet=h["snippet"])
+        for h in spark.read.parquet(f"{out}/hash_freq")
+        .orderBy(F.desc("docs"), F.desc("occurrences"), "hash").limit(pcfg.report_hashes).collect()
+    ]
+    runs = [(r["rank"], r["rank_last"], r["docs"], r["hashes"])
+            for r in spark.read.parquet(f"{out}/rank_freq").orderBy("rank").collect()]
+    fit = stats["stages"].get("hash_freq", {}).get("fit", {})
+    index = write_report(
+        os.path.join(out, "report"), stats=stats, pairs=pairs, boilerplate=hashes, rank_freq=runs, fit=fit,
+        detail_pages=pcfg.report_details,
+    )
+    return str(index)
