@@ -108,6 +108,24 @@ def _stage_config(cfg: RunConfig, out: str, stage: str) -> RunConfig:
     return replace(cfg, winnow=WinnowConfig(**made))
 
 
+def _run_stage(stage: str, spark, cfg: RunConfig, out: str, args: argparse.Namespace, inputs):
+    """One stage's library call; returns what goes into the run summary."""
+    import importlib
+
+    module = importlib.import_module(f".stages.{stage}", __package__)
+    if stage == "extract":
+        return asdict(module.run(spark, inputs, cfg, out))
+    if stage == "fingerprint":
+        result = module.run(spark, cfg, out)
+        return {**asdict(result), "density": result.density}
+    if stage == "pairs":
+        from .exclude import exclusion_hashes
+
+        exclude = getattr(args, "exclude", None)
+        return module.run(spark, cfg, out, exclusion_hashes(exclude, cfg.winnow.k, cfg.extract) if exclude else None)
+    return module.run(spark, cfg, out)
+
+
 def run_stages(stages: tuple[str, ...], args: argparse.Namespace, cfg: RunConfig) -> dict:
     """Run the named stages in order on one Spark session; returns the run summary."""
     from .session import build_session
@@ -122,47 +140,21 @@ def run_stages(stages: tuple[str, ...], args: argparse.Namespace, cfg: RunConfig
         inputs = list_inputs(args.inputs)
         summary["inputs"] = len(inputs)
     started = time.time()
+    timings: dict[str, float] = {}
     spark = build_session(cfg.spark, args.master)
+    timings["spark_start"] = round(time.time() - started, 1)
     try:
-        if "extract" in stages:
-            from .stages import extract
-
-            result = extract.run(spark, inputs, cfg, out)
-            summary["extract"] = asdict(result)
-        if "fingerprint" in stages:
-            from .stages import fingerprint
-
-            result = fingerprint.run(spark, cfg, out)
-            summary["fingerprint"] = {**asdict(result), "density": result.density}
-        later = [s for s in stages if s not in ("extract", "fingerprint")]
-        if later:
-            cfg = _stage_config(cfg, out, later[0])
-            summary["config"] = cfg.to_dict()
-        if "hash_freq" in stages:
-            from .stages import hash_freq
-
-            summary["hash_freq"] = hash_freq.run(spark, cfg, out)
-        if "pairs" in stages:
-            from .exclude import exclusion_hashes
-            from .stages import pairs
-
-            excluded = exclusion_hashes(args.exclude, cfg.winnow.k, cfg.extract) if getattr(args, "exclude", None) else None
-            summary["pairs"] = pairs.run(spark, cfg, out, excluded)
-        if "passages" in stages:
-            from .stages import passages
-
-            summary["passages"] = passages.run(spark, cfg, out)
-        if "clusters" in stages:
-            from .stages import clusters
-
-            summary["clusters"] = clusters.run(spark, cfg, out)
-        if "report" in stages:
-            from .stages import report
-
-            summary["report"] = report.run(spark, cfg, out)
+        for stage in stages:
+            if stage not in ("extract", "fingerprint"):
+                cfg = _stage_config(cfg, out, stage)
+                summary["config"] = cfg.to_dict()
+            began = time.time()
+            summary[stage] = _run_stage(stage, spark, cfg, out, args, inputs)
+            timings[stage] = round(time.time() - began, 1)
     finally:
         spark.stop()
     summary["seconds"] = round(time.time() - started, 1)
+    summary["stage_seconds"] = timings
     _print_summary(summary, cfg)
     return summary
 
@@ -205,7 +197,8 @@ def _print_summary(s: dict, cfg: RunConfig) -> None:
     if "report" in s:
         lines.append(f"report: {s['report']}")
     tables = sorted(p.name for p in Path(s["out"]).iterdir() if p.is_dir() and not p.name.startswith("."))
-    lines.append(f"output: {s['out']}  tables: {', '.join(tables)}  ({s['seconds']} s)")
+    lines.append(f"output: {s['out']}  tables: {', '.join(tables)}")
+    lines.append(f"{s['seconds']} s: " + ", ".join(f"{k} {v}" for k, v in s["stage_seconds"].items()))
     print("\n".join(f"webwinnow: {line}" for line in lines), flush=True)
 
 
