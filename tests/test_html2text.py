@@ -114,6 +114,13 @@ def test_pages_without_text(html: str) -> None:
     assert html_to_text(html) == ""
 
 
+@pytest.mark.parametrize("offset", range(17))
+def test_tags_at_every_alignment(offset: int) -> None:
+    # The pre-pass skips text a machine word at a time; a tag may start at any byte of a word.
+    html = "x" * offset + "<p>a</p>" + "y" * (offset + 20) + "<div>b<br>c</div>" + "z" * offset
+    assert html_to_text(html) == "\n".join(filter(None, ["x" * offset, "a", "y" * (offset + 20), "b", "c", "z" * offset]))
+
+
 def test_text_without_markup() -> None:
     assert html_to_text("just  text") == "just text"
 

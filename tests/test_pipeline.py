@@ -37,13 +37,6 @@ def real_run(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def sample_run(tmp_path_factory, sample_dir) -> Path:
-    out = tmp_path_factory.mktemp("sample-out")
-    _run(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF)])
-    return out
-
-
 def _assert_schema(table, expected) -> None:
     got = [(f.name, f.type) for f in table.schema]
     want = [(f.name, f.type) for f in expected]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from dataclasses import asdict
@@ -53,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     inputs = argparse.ArgumentParser(add_help=False)
     inputs.add_argument("inputs", nargs="+", metavar="INPUT",
                         help=".warc/.warc.gz/.arc/.arc.gz files, directories, globs, or a manifest of paths")
+    inputs.add_argument("--max-failed-ratio", type=float, metavar="R",
+                        help="fail the run (exit 3, nothing published) when more than this share of input files fail (0.1)")
 
     sub.add_parser("run", parents=[inputs, common, winnow, pairing], help="run every stage")
     sub.add_parser("extract", parents=[inputs, common], help="crawl files → documents, ledger")
@@ -92,7 +95,8 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
         "cluster_resemblance": getattr(args, "cluster_resemblance", None),
     }
     spark = {"master": args.master} if getattr(args, "master", None) else {}
-    return load_config(args.conf, {"winnow": winnow, "pairs": pairs, "spark": spark})
+    extract = {"max_failed_ratio": getattr(args, "max_failed_ratio", None)}
+    return load_config(args.conf, {"winnow": winnow, "pairs": pairs, "extract": extract, "spark": spark})
 
 
 def _stage_config(cfg: RunConfig, out: str, stage: str) -> RunConfig:
@@ -127,14 +131,25 @@ def _run_stage(stage: str, spark, cfg: RunConfig, out: str, args: argparse.Names
 
 
 def run_stages(stages: tuple[str, ...], args: argparse.Namespace, cfg: RunConfig) -> dict:
-    """Run the named stages in order on one Spark session; returns the run summary."""
+    """Run the named stages in order on one Spark session; returns the run summary.
+
+    A command that starts from the crawl (run, extract) builds the whole output folder beside
+    the old one and swaps it in only when every stage succeeded, so a folder never mixes tables
+    of two runs; later stages alone replace their own tables, one at a time, atomically.
+    """
     from .session import build_session
 
-    out = os.path.abspath(args.out)
+    final = os.path.abspath(args.out)
+    fresh = "extract" in stages
+    out = final + ".incomplete" if fresh else final
+    if fresh:
+        shutil.rmtree(out, ignore_errors=True)
+    elif not os.path.isdir(final):
+        raise FileNotFoundError(f"{final} does not exist: run 'webwinnow run INPUT... --out {args.out}' first")
     os.makedirs(out, exist_ok=True)
-    summary: dict = {"out": out, "config": cfg.to_dict(), "tag": cfg.tag}
+    summary: dict = {"out": final, "config": cfg.to_dict(), "tag": cfg.tag}
     inputs = None
-    if "extract" in stages:
+    if fresh:
         from .storage import list_inputs
 
         inputs = list_inputs(args.inputs)
@@ -155,8 +170,22 @@ def run_stages(stages: tuple[str, ...], args: argparse.Namespace, cfg: RunConfig
         spark.stop()
     summary["seconds"] = round(time.time() - started, 1)
     summary["stage_seconds"] = timings
+    with open(os.path.join(out, "summary.json"), "w") as fh:
+        json.dump(summary, fh, indent=2, sort_keys=True, default=str)
+        fh.write("\n")
+    if fresh:
+        _swap_in(out, final)
     _print_summary(summary, cfg)
     return summary
+
+
+def _swap_in(new: str, final: str) -> None:
+    old = final + ".old"
+    shutil.rmtree(old, ignore_errors=True)
+    if os.path.exists(final):
+        os.replace(final, old)
+    os.replace(new, final)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _print_summary(s: dict, cfg: RunConfig) -> None:
@@ -214,14 +243,20 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         cfg = resolve_config(args)
         stages = STAGES if args.command == "run" else (args.command,)
-        summary = run_stages(stages, args, cfg)
-        with open(os.path.join(summary["out"], "summary.json"), "w") as fh:
-            json.dump(summary, fh, indent=2, sort_keys=True)
-            fh.write("\n")
+        run_stages(stages, args, cfg)
         return 0
     except (ValueError, FileNotFoundError) as exc:
         print(f"webwinnow: error: {exc}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:
+        from .stages.extract import TooManyFailures
+
+        if not isinstance(exc, TooManyFailures):
+            raise
+        print(f"webwinnow: run failed: {exc}\nwebwinnow: the ledger of this run is in "
+              f"{os.path.abspath(args.out)}.incomplete/ledger; {os.path.abspath(args.out)} was not changed",
+              file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -49,18 +49,22 @@ class WinnowConfig:
 class ExtractConfig:
     """Caps and grouping for reading crawl files and turning HTML into text."""
 
-    max_body_bytes: int = 64 * MiB  # an HTTP body as stored (before decoding) beyond this: flagged
+    max_body_bytes: int = 32 * MiB  # an HTTP body as stored (before decoding) beyond this: flagged
     max_decoded_bytes: int = 32 * MiB  # after transfer/content decoding
     max_member_bytes: int = 4096 * MiB  # one decompressed gzip member (whole-file gzip is one member)
     max_html_bytes: int = 16 * MiB  # HTML handed to the parser
     max_nesting: int = 2000  # element nesting depth: Lexbor's parse time is quadratic in it
     task_bytes: int = 256 * MiB  # input bytes per Spark task (whole files, never split)
     max_files_per_task: int = 64
+    max_failed_ratio: float = 0.1  # more failed input files than this share: the run fails, nothing published
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if not isinstance(value, int) or value < 1:
+            if f.name == "max_failed_ratio":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                    raise ValueError(f"extract.max_failed_ratio must be within [0, 1], got {value!r}")
+            elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"extract.{f.name} must be a positive integer, got {value!r}")
 
 

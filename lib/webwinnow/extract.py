@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 import pyarrow as pa
@@ -22,6 +22,7 @@ import pyarrow as pa
 from . import schemas
 from .config import ExtractConfig
 from .html2text import HtmlRejected, html_to_text
+from .tagstrip import strip_tags_text
 from .httpbody import body_to_text, charset_from_content_type, decode_body, looks_binary
 from .warc import RawRecord, iter_file
 
@@ -53,29 +54,38 @@ class _Counts:
 
 
 def _content_type(rec: RawRecord) -> str | None:
-    value = rec.header("Content-Type")
+    value = rec.header("Content-Type") if rec.warc_type == "response" else rec.warc_content_type
     return value.strip()[:200] if value else None
 
 
-def _is_html(rec: RawRecord, content_type: str | None) -> bool:
+def _is_html(body: bytes, content_type: str | None) -> bool:
     if content_type:
         mime = content_type.split(";", 1)[0].strip().lower()
         return mime in HTML_TYPES
-    return rec.body[:512].lstrip().lower().startswith(_HTML_SNIFF)
+    return body[:512].lstrip().lower().startswith(_HTML_SNIFF)
 
 
 def _judge(rec: RawRecord, cfg: ExtractConfig) -> dict:
-    """The outcome of one intact record, and its document fields when it is an HTML response."""
+    """The outcome of one intact record, and its document fields when it is an HTML page.
+
+    HTML comes from `response` records (HTTP envelope) and from `resource` records (the page
+    stored bare, as some crawlers and converters do).
+    """
     if rec.warc_type == "revisit":
         return {"outcome": "skipped", "reason": "revisit_record"}
-    if rec.warc_type != "response":
+    if rec.warc_type == "conversion":
+        return {"outcome": "skipped", "reason": "non_html"}
+    if rec.warc_type not in ("response", "resource"):
         return {"outcome": "skipped", "reason": "non_response_record"}
-    if rec.http_status is None:
-        return {"outcome": "skipped", "reason": "non_http_response"}
-    if not 200 <= rec.http_status < 300:
-        return {"outcome": "skipped", "reason": f"http_status_{rec.http_status}"}
+    if rec.warc_type == "response":
+        if rec.content_length == 0:
+            return {"outcome": "skipped", "reason": "empty_record"}
+        if rec.http_status is None:
+            return {"outcome": "skipped", "reason": "non_http_response"}
+        if not 200 <= rec.http_status < 300:
+            return {"outcome": "skipped", "reason": f"http_status_{rec.http_status}"}
     content_type = _content_type(rec)
-    if not _is_html(rec, content_type):
+    if not _is_html(rec.body, content_type):
         return {"outcome": "skipped", "reason": "non_html"}
     doc = {"content_type": content_type, "document": True}
     if rec.body_oversized:
@@ -84,7 +94,11 @@ def _judge(rec: RawRecord, cfg: ExtractConfig) -> dict:
         return {**doc, "outcome": "skipped", "reason": "empty_payload"}
     if rec.digest_ok() is False:
         return {**doc, "outcome": "flagged", "reason": "digest_mismatch"}
-    body = decode_body(rec.body, rec.http_headers, max_decoded=cfg.max_decoded_bytes)
+    headers = rec.http_headers if rec.warc_type == "response" else []
+    body = decode_body(rec.body, headers, max_decoded=cfg.max_decoded_bytes)
+    if body.reason is None and "content_truncated" in body.flags:
+        # a content coding cut short: what decoded is a fragment, not the page
+        body = replace(body, body=None, reason="content_decoding_error")
     if body.reason is not None:
         outcome = "flagged" if body.reason in FLAG_REASONS else "failed"
         return {**doc, "outcome": outcome, "reason": body.reason, "flags": body.flags}
@@ -96,11 +110,15 @@ def _judge(rec: RawRecord, cfg: ExtractConfig) -> dict:
     if looks_binary(html):
         return {**doc, "outcome": "skipped", "reason": "binary_payload"}
     decoded = body_to_text(html, charset_from_content_type(content_type))
+    flags = tuple(body.flags) + tuple(decoded.flags)
     try:
         text = html_to_text(decoded.text, max_nesting=cfg.max_nesting, max_html_bytes=cfg.max_html_bytes)
     except HtmlRejected as exc:
-        return {**doc, "outcome": "flagged", "reason": exc.reason, "charset": decoded.charset}
-    flags = tuple(body.flags) + tuple(decoded.flags)
+        if exc.reason != "html_too_deep":
+            return {**doc, "outcome": "flagged", "reason": exc.reason, "charset": decoded.charset}
+        # Too deep for a DOM parser in bounded time: the tag-stripping extractor is linear.
+        text = strip_tags_text(decoded.text)
+        flags += ("html_too_deep_stripped",)
     return {
         **doc,
         "outcome": "parsed",

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from .. import schemas
 from ..config import RunConfig
 from ..extract import file_rows, rows_to_batches
+from ..faults import injected_stages, maybe_fail
 from ..output import write_table
 from ..storage import InputFile, group_inputs
 
@@ -36,9 +37,11 @@ def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig) -
     """The EXTRACT_ROWS DataFrame for the inputs, and the number of tasks it runs in."""
     groups = [[f.path for f in g] for g in group_inputs(inputs, cfg.extract.task_bytes, cfg.extract.max_files_per_task)]
     extract_cfg = cfg.extract
+    inject = injected_stages(spark)
 
     def read_groups(batches):
         for batch in batches:
+            maybe_fail("extract", inject)
             for gid in batch.column(0).to_pylist():
                 for path in groups[gid]:
                     yield from rows_to_batches(file_rows(path, extract_cfg))
@@ -52,19 +55,45 @@ def _project(rows: DataFrame, table: str, mapping: list[tuple[str, str]]) -> Dat
     return rows.filter(F.col("table") == table).select(*[F.col(src).alias(dst) for dst, src in mapping])
 
 
+class TooManyFailures(RuntimeError):
+    """More input files failed than extract.max_failed_ratio allows; documents were not written."""
+
+
 def run(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, out: str) -> ExtractResult:
     rows, tasks = extract_rows(spark, inputs, cfg)
     # Both tables come from one read of the crawl; the rows are kept until both are written.
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        documents = _project(rows, "documents", schemas.DOCUMENTS_FROM_ROWS)
-        ledger = _project(rows, "ledger", schemas.LEDGER_FROM_ROWS)
         inputs_meta = {"inputs": [f.path for f in inputs], "tasks": tasks}
-        write_table(documents, out, "documents", cfg, "extract", inputs_meta)
-        write_table(ledger, out, "ledger", cfg, "extract", inputs_meta)
+        # The ledger first: it decides whether the documents may be published at all.
+        write_table(_project(rows, "ledger", schemas.LEDGER_FROM_ROWS), out, "ledger", cfg, "extract", inputs_meta)
+        result = summarize_ledger(spark, out, tasks)
+        if result.files and result.failed_files / result.files > cfg.extract.max_failed_ratio:
+            raise TooManyFailures(_failure_message(spark, out, result, cfg.extract.max_failed_ratio))
+        write_table(_project(rows, "documents", schemas.DOCUMENTS_FROM_ROWS), out, "documents", cfg, "extract", inputs_meta)
     finally:
         rows.unpersist()
-    return summarize_ledger(spark, out, tasks)
+    return result
+
+
+def _failure_message(spark: SparkSession, out: str, result: "ExtractResult", ratio: float, shown: int = 20) -> str:
+    failed = (
+        spark.read.parquet(f"{out}/ledger")
+        .filter((F.col("kind") == "file") & (F.col("status") == "failed"))
+        .orderBy("file")
+        .select("file", "reason", "detail")
+        .limit(shown)
+        .collect()
+    )
+    lines = [
+        f"{result.failed_files} of {result.files} input files failed ({result.failed_files / result.files:.0%}, "
+        f"more than extract.max_failed_ratio = {ratio:.0%}); documents were not written. Failed files:"
+    ]
+    lines += [f"  {r['file']}: {r['reason']}" + (f" ({r['detail']})" if r["detail"] else "") for r in failed]
+    if result.failed_files > shown:
+        lines.append(f"  ... and {result.failed_files - shown} more: see {out}/ledger (kind = 'file', status = 'failed')")
+    lines.append("Check the paths and file formats, or raise --max-failed-ratio to accept the losses.")
+    return "\n".join(lines)
 
 
 def summarize_ledger(spark: SparkSession, out: str, tasks: int = 0) -> ExtractResult:

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..config import RunConfig
+from ..faults import injected_stages, maybe_fail
 from ..fingerprint import fingerprint_batch
 from ..output import write_table
 
@@ -57,8 +58,11 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> FingerprintResult:
     wcfg = cfg.winnow
     k, w, robust, mod_p = wcfg.k, wcfg.w, wcfg.robust, wcfg.mod_p
 
+    inject = injected_stages(spark)
+
     def kernel(batches):
         for batch in batches:
+            maybe_fail("fingerprint", inject)
             yield fingerprint_arrow(batch, k, w, robust, mod_p)
 
     docs = spark.read.parquet(f"{out}/documents").filter(F.col("status") == "ok").select("doc_id", "text")

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..config import RunConfig
+from ..faults import injected_stages, maybe_fail
 from ..output import update_stats, write_table
 from ..passages import copied_passages
 
@@ -51,8 +52,11 @@ def passages_arrow(batch: pa.RecordBatch, k: int, max_spans: int, max_chars: int
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     k, max_spans, max_chars = cfg.winnow.k, cfg.pairs.max_spans, cfg.pairs.max_chars
 
+    inject = injected_stages(spark)
+
     def grow(batches):
         for batch in batches:
+            maybe_fail("passages", inject)
             yield passages_arrow(batch, k, max_spans, max_chars)
 
     texts = spark.read.parquet(f"{out}/documents").filter(F.col("status") == "ok").select("doc_id", "text")

@@ -1,0 +1,31 @@
+"""Fault injection for retry tests: fail the first attempt of some tasks of chosen stages.
+
+Enabled only by the Spark setting ``spark.webwinnow.injectTaskFailure`` (a comma-separated list
+of stage names, e.g. ``extract,fingerprint``), read on the driver. Used with a master that
+retries tasks, such as ``local[2,3]``, it shows that a retried task produces exactly what a
+clean run does. Never set it in production.
+"""
+
+from __future__ import annotations
+
+SETTING = "spark.webwinnow.injectTaskFailure"
+
+
+class InjectedTaskFailure(RuntimeError):
+    pass
+
+
+def injected_stages(spark) -> frozenset[str]:
+    value = spark.sparkContext.getConf().get(SETTING, "")
+    return frozenset(s.strip() for s in value.split(",") if s.strip())
+
+
+def maybe_fail(stage: str, stages: frozenset[str]) -> None:
+    """Raise in the first attempt of every even-numbered partition, when stage is enabled."""
+    if stage not in stages:
+        return
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is not None and ctx.attemptNumber() == 0 and ctx.partitionId() % 2 == 0:
+        raise InjectedTaskFailure(f"injected failure: {stage} partition {ctx.partitionId()} attempt 0")
