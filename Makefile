@@ -33,6 +33,7 @@ browser:
 
 bench: $(STAMP)
 	$(PY) bench/bench_kernel.py
+	$(PY) bench/bench_extract.py
 
 sample: $(SAMPLE)/planted.json
 

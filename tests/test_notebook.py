@@ -3,7 +3,6 @@ executed in CI, so they cannot rot)."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 

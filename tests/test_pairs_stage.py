@@ -75,3 +75,26 @@ def test_auto_max_df():
     assert auto_max_df(10_000, [(2, 100)], 10**9) == 100
     # lowered while the join would exceed the budget: 1,000 hashes in 50 documents cost 1.2 M rows
     assert auto_max_df(10_000, [(2, 100), (50, 1000)], 10**6) == 49
+
+
+def test_excluded_template_text_is_never_paired(tmp_path):
+    """--exclude: fingerprints of known template text (MOSS's base files) are dropped first."""
+    import webwinnow
+
+    template = "This page is licensed under a Creative Commons Attribution Share Alike licence " * 3
+    (tmp_path / "licence.txt").write_text(template)
+    template_hashes, _ = webwinnow.kgram_hashes(template, 50)
+    ids = [1, 2, 3, 4]
+    _documents(tmp_path, ids)
+    h = int(template_hashes[7])
+    _write(tmp_path, "fingerprints",
+           {"doc_id": [1, 2, 3, 4, 1], "hash": [h, h, 99, 99, 98], "pos": [0, 0, 5, 6, 9]}, schemas.FINGERPRINTS)
+    assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10"]) == 0
+    assert {(p["doc_a"], p["doc_b"]) for p in pq.read_table(tmp_path / "pairs").to_pylist()} == {(1, 2), (3, 4)}
+    assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10",
+                 "--exclude", str(tmp_path / "licence.txt")]) == 0
+    pairs = pq.read_table(tmp_path / "pairs").to_pylist()
+    assert {(p["doc_a"], p["doc_b"]) for p in pairs} == {(3, 4)}
+    # the template no longer counts towards doc 1's fingerprints either
+    record = json.loads((tmp_path / "pairs" / "_webwinnow.json").read_text())
+    assert record["excluded_hashes"] == len(set(template_hashes.tolist()))

@@ -124,14 +124,16 @@ def test_fingerprint_positions_point_into_the_text(sample_run):
 
 
 def test_same_output_whatever_the_partitioning(tmp_path, sample_dir, sample_run):
-    """One task per file instead of one for all: identical table contents."""
+    """One task per file instead of one for all, and other shuffle partitions: identical tables."""
     conf = tmp_path / "small-tasks.toml"
-    conf.write_text("[extract]\ntask_bytes = 1\n")
+    conf.write_text("[extract]\ntask_bytes = 1\n[spark]\nshuffle_partitions = 3\n")
     out = tmp_path / "again"
     _run(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(conf)])
     assert json.loads((out / "summary.json").read_text())["extract"]["tasks"] == 3
-    for table, key in (("documents", ["doc_id"]), ("ledger", ["file", "offset", "kind"]),
-                       ("fingerprints", ["doc_id", "pos", "hash"]), ("doc_stats", ["doc_id"])):
+    for table, key in (("documents", ["doc_id"]), ("ledger", ["file", "offset", "kind", "reason"]),
+                       ("fingerprints", ["doc_id", "pos", "hash"]), ("doc_stats", ["doc_id"]),
+                       ("hash_freq", ["hash"]), ("rank_freq", ["rank"]), ("pairs", ["doc_a", "doc_b"]),
+                       ("passages", ["doc_a", "doc_b", "start_a", "start_b"]), ("clusters", ["doc_id"])):
         a = _table(sample_run, table).to_pandas().sort_values(key).reset_index(drop=True)
         b = _table(out, table).to_pandas().sort_values(key).reset_index(drop=True)
         assert a.equals(b), table

@@ -174,18 +174,11 @@ def run_stages(stages: tuple[str, ...], args: argparse.Namespace, cfg: RunConfig
         json.dump(summary, fh, indent=2, sort_keys=True, default=str)
         fh.write("\n")
     if fresh:
-        _swap_in(out, final)
+        from .output import replace_dir
+
+        replace_dir(out, final)
     _print_summary(summary, cfg)
     return summary
-
-
-def _swap_in(new: str, final: str) -> None:
-    old = final + ".old"
-    shutil.rmtree(old, ignore_errors=True)
-    if os.path.exists(final):
-        os.replace(final, old)
-    os.replace(new, final)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def _print_summary(s: dict, cfg: RunConfig) -> None:

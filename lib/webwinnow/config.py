@@ -98,6 +98,7 @@ class SparkConfig:
     app_name: str = "webwinnow"
     properties: str = ""  # a Spark .properties file; relative paths are relative to the TOML file
     shuffle_partitions: int = 0  # 0: Spark's spark.sql.shuffle.partitions as configured
+    numba_cache_dir: str = ""  # where executors cache compiled kernels; "" = beside the package
 
 
 @dataclass(frozen=True)

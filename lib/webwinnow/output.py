@@ -40,15 +40,20 @@ def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dic
         **(extra or {}),
     }
     (staging / CONFIG_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    if final.exists():
-        trash = final.parent / f".{table}.old"
-        shutil.rmtree(trash, ignore_errors=True)
-        os.replace(final, trash)
-        os.replace(staging, final)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.replace(staging, final)
+    replace_dir(staging, final)
     return str(final)
+
+
+def replace_dir(new: str | Path, final: str | Path) -> None:
+    """Put the complete folder `new` in place of `final` by renames: a reader sees the old folder
+    or the new one, never a mix; the old one is deleted only after the swap."""
+    new, final = Path(new), Path(final)
+    trash = final.parent / f".{final.name}.old"
+    shutil.rmtree(trash, ignore_errors=True)
+    if final.exists():
+        os.replace(final, trash)
+    os.replace(new, final)
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 def read_table_config(out: str, table: str) -> dict[str, Any]:

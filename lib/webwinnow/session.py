@@ -45,6 +45,12 @@ def build_session(cfg: SparkConfig, master: str | None = None):
         props.update(read_properties(cfg.properties))
     if cfg.shuffle_partitions:
         props["spark.sql.shuffle.partitions"] = str(cfg.shuffle_partitions)
+    # Numba caches compiled kernels beside the package; where executors cannot write there
+    # (a read-only packed venv), they need a writable cache directory or they recompile per task.
+    cache_dir = cfg.numba_cache_dir or os.environ.get("NUMBA_CACHE_DIR", "")
+    if cache_dir:
+        os.environ.setdefault("NUMBA_CACHE_DIR", cache_dir)
+        props.setdefault("spark.executorEnv.NUMBA_CACHE_DIR", cache_dir)
     for key, value in props.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -17,6 +17,7 @@ from .. import powerlaw
 from . import pages
 from .model import HashView, PairView
 from .plot import write_rank_frequency_png
+from ..output import replace_dir
 
 # What a report folder may hold (stats.json.tmp: output.update_stats's temporary file).
 _REPORT_NAMES = {"index.html", "boilerplate.html", "stats.json", "stats.json.tmp", "rank_frequency.png", "pair"}
@@ -162,13 +163,5 @@ def write_report(
         ),
     )
 
-    # swap into place
-    if final.exists():
-        trash = final.parent / f".{final.name}.old"
-        shutil.rmtree(trash, ignore_errors=True)
-        os.replace(final, trash)
-        os.replace(staging, final)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.replace(staging, final)
+    replace_dir(staging, final)
     return final / "index.html"
