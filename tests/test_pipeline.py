@@ -100,6 +100,7 @@ def test_sample_run_summary_and_density(sample_run, sample_dir):
     summary = json.loads((sample_run / "summary.json").read_text())
     planted = json.loads((sample_dir / "planted.json").read_text())
     e, f = summary["extract"], summary["fingerprint"]
+    assert summary["out"] == str(sample_run) and summary["report"] == str(sample_run / "report" / "index.html")
     assert e["records"] == e["parsed"] + e["skipped"] + e["failed"] + e["flagged"]
     assert e["failed"] == 0 and e["flagged"] == 0
     assert e["parsed"] == f["documents"]

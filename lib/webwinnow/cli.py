@@ -170,6 +170,8 @@ def run_stages(stages: tuple[str, ...], args: argparse.Namespace, cfg: RunConfig
         spark.stop()
     summary["seconds"] = round(time.time() - started, 1)
     summary["stage_seconds"] = timings
+    if "report" in summary:  # where it will be once the folder is in place
+        summary["report"] = os.path.join(final, os.path.relpath(summary["report"], out))
     with open(os.path.join(out, "summary.json"), "w") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True, default=str)
         fh.write("\n")

@@ -35,7 +35,10 @@ class ExtractResult:
 
 def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig) -> tuple[DataFrame, int]:
     """The EXTRACT_ROWS DataFrame for the inputs, and the number of tasks it runs in."""
-    groups = [[f.path for f in g] for g in group_inputs(inputs, cfg.extract.task_bytes, cfg.extract.max_files_per_task)]
+    # Small inputs still spread over every core: aim for two tasks per core, never above task_bytes.
+    total = sum(max(f.size, 0) for f in inputs)
+    target = max(1, min(cfg.extract.task_bytes, -(-total // (2 * spark.sparkContext.defaultParallelism))))
+    groups = [[f.path for f in g] for g in group_inputs(inputs, target, cfg.extract.max_files_per_task)]
     extract_cfg = cfg.extract
     inject = injected_stages(spark)
 

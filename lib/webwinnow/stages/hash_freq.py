@@ -29,12 +29,18 @@ def doc_hosts(spark: SparkSession, out: str):
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     fp = spark.read.parquet(f"{out}/fingerprints")
+    # One row per (hash, document) first: the distinct counts become plain counts, and only
+    # hosts need a distinct count, over far fewer rows than the fingerprints.
+    per_doc = (
+        fp.groupBy("hash", "doc_id")
+        .agg(F.count(F.lit(1)).alias("n"), F.min("pos").alias("pos"))
+        .join(doc_hosts(spark, out), "doc_id", "left")
+    )
     counted = (
-        fp.join(doc_hosts(spark, out), "doc_id", "left")
-        .groupBy("hash")
+        per_doc.groupBy("hash")
         .agg(
-            F.countDistinct("doc_id").alias("docs"),
-            F.count(F.lit(1)).alias("occurrences"),
+            F.count(F.lit(1)).alias("docs"),
+            F.sum("n").alias("occurrences"),
             F.countDistinct("host").alias("hosts"),
             F.min(F.struct("doc_id", "pos")).alias("first"),
         )
