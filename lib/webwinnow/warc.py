@@ -113,8 +113,8 @@ def _read_capped(stream, cap: int) -> tuple[bytes, bool]:
         parts.append(part)
 
 
-def _records(stream: BinaryIO, max_body: int) -> Iterator[tuple[int, RawRecord]]:
-    """(offset in stream, record) for the records warcio finds in a seekable plain stream.
+def _records(stream: BinaryIO, max_body: int) -> Iterator[tuple[int, int, RawRecord]]:
+    """(start, end, record) for the records warcio finds in a seekable plain stream.
 
     Stops after the first record whose framing is wrong (RESYNC_ERRORS): what follows it is not
     where the framing says, and the caller resynchronizes.
@@ -139,7 +139,7 @@ def _records(stream: BinaryIO, max_body: int) -> Iterator[tuple[int, RawRecord]]
         else:
             out.content_length = int(declared)
         if out.error:
-            yield offset, out
+            yield offset, offset, out
             return
         if rec.http_headers is not None:
             out.http_status = _status(rec.http_headers.get_statuscode())
@@ -155,7 +155,7 @@ def _records(stream: BinaryIO, max_body: int) -> Iterator[tuple[int, RawRecord]]
         it.read_to_end()
         if it.err_count > errors and out.error is None:
             out.error = "content_length_mismatch"
-        yield offset, out
+        yield offset, it.offset, out
         if out.error in RESYNC_ERRORS:
             return
 
@@ -194,34 +194,37 @@ def _find_magic(fh: BinaryIO, start: int) -> int | None:
 def _iter_stream(fh: BinaryIO, size: int, max_body: int) -> Iterator[RawRecord]:
     """Records of a plain (uncompressed) seekable stream; offsets relative to its start.
 
-    After damage the stream is searched for the next record header from just after the damaged
-    record's start: a Content-Length that is too long swallowed the next header, one too short
-    left part of the body where a header should be; either way the next real header is found.
+    After damage the stream is searched for the next record header: from just after a record
+    whose framing is wrong (a Content-Length that is too long swallowed the next header, one too
+    short left part of the body where a header should be), or from the end of the last good
+    record when warcio cannot parse what follows it. Each damaged span is reported once, and no
+    record is read twice.
     """
     base = 0
     while base < size:
         fh.seek(base)
-        damaged_at = None
+        last_end = None  # end of the last intact record read from base
         try:
-            for offset, rec in _records(fh, max_body):
+            for start, end, rec in _records(fh, max_body):
                 yield rec
                 if rec.error in RESYNC_ERRORS:
-                    damaged_at = offset
+                    nxt = _find_record_start(fh, start + 1)
                     break
+                last_end = end
             else:
                 return
         except Exception as exc:  # warcio's parse errors have no common base class
-            where = fh.tell() if damaged_at is None else damaged_at
-            where = min(max(where, base), size)
-            nxt = _find_record_start(fh, base + 1)
-            if nxt is not None and nxt <= base:
-                nxt = _find_record_start(fh, base + 1)
-            yield RawRecord(offset=base, error="not_a_warc_record", detail=f"{type(exc).__name__} at byte {where}")
-            if nxt is None:
-                return
-            base = nxt
-            continue
-        nxt = _find_record_start(fh, damaged_at + 1)
+            bad = base if last_end is None else last_end
+            nxt = _find_record_start(fh, bad)
+            if nxt == bad and last_end is not None:
+                # a header where the failure began: read it afresh; if it fails again right
+                # away, it is reported then (bad == base, below)
+                base = nxt
+                continue
+            if nxt == bad:
+                nxt = _find_record_start(fh, bad + 1)
+            span = (nxt if nxt is not None else size) - bad
+            yield RawRecord(offset=bad, error="not_a_warc_record", detail=f"{type(exc).__name__}; {span} bytes skipped")
         if nxt is None:
             return
         base = nxt
