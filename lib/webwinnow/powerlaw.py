@@ -17,11 +17,12 @@ Pure functions; numpy only.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+
+from ._validate import integer as _int
 
 RankFreqRun = tuple[int, int, int, int]
 
@@ -30,15 +31,6 @@ RankFreqRun = tuple[int, int, int, int]
 _DIRECT_MAX = 4096
 _EM_FROM = 1024
 _LN10 = math.log(10.0)
-
-
-def _int(value: Any, what: str) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{what} must be an integer, got {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an integer, got {value!r}") from None
 
 
 def _pairs(freq_of_freq: Mapping[int, int] | Iterable[tuple[int, int]]) -> dict[int, int]:

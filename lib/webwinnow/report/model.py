@@ -7,23 +7,15 @@ Built by the caller (the Spark stage) from the PAIRS, PASSAGES, DOCUMENTS and HA
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._validate import integer as _int
+
 #: (start_a, end_a, start_b, end_b, length): character offsets into text_a / text_b (Python str
 #: indices, end exclusive) and the passage's length in normalized characters.
 Passage = tuple[int, int, int, int, int]
-
-
-def _int(value: Any, what: str) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{what} must be an integer, got {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}") from None
 
 
 def _opt_str(value: Any, what: str) -> str | None:
