@@ -15,7 +15,7 @@ import pytest
 from webwinnow.config import ExtractConfig
 from webwinnow.extract import file_rows
 
-from conftest import BADWARC, MALFORMED, REAL
+from conftest import BADWARC, MALFORMED, REAL, need
 
 CATALOGUE = json.loads((BADWARC / "expected_results.json").read_text())["files"] if BADWARC.exists() else []
 
@@ -64,6 +64,7 @@ def test_catalogue_file(entry):
 
 
 def test_duplicate_record_ids_still_give_distinct_documents():
+    need(BADWARC)
     entry = next(e for e in CATALOGUE if e["fault_id"] == "f22")
     records, _ = _rows(BADWARC / "files" / entry["file"])
     docs = [r for r in records if r["table"] == "documents"]
@@ -111,6 +112,7 @@ def test_bounded_memory_on_oversized_record_and_bomb(fault):
     import subprocess
     import sys
 
+    need(BADWARC)
     entry = next(e for e in CATALOGUE if e["fault_id"] == fault)
     done = subprocess.run([sys.executable, "-c", PEAK_RSS_SCRIPT, str(BADWARC / "files" / entry["file"])],
                           capture_output=True, text=True, check=True)
