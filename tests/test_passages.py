@@ -136,3 +136,13 @@ def test_components_match_a_naive_flood_fill(edges):
                     stack.append(nxt)
         i = int(np.searchsorted(doc, node))
         assert cluster[i] == min(seen) and size[i] == len(seen)
+
+
+def test_boilerplate_share_per_span():
+    from webwinnow.stages.passages import boilerplate_share
+
+    hashes = np.array([5, 6, 7, 8])
+    positions = np.array([10, 0, 30, 20])  # any order
+    got = boilerplate_share(hashes, positions, np.array([6, 8]), np.array([0, 15, 40, 0]), np.array([15, 31, 50, 100]))
+    assert got[:2].tolist() == [0.5, 0.5] and np.isnan(got[2]) and got[3] == 0.5
+    assert boilerplate_share(hashes, positions, np.array([], np.int64), np.array([0]), np.array([100])).tolist() == [0.0]

@@ -191,6 +191,7 @@ def test_planted_copies_are_found_exactly(sample_run, sample_dir):
             if copy["normalized_length"] >= t:
                 assert key in pairs, copy
                 assert len(covering) == 1, copy  # one span covering the whole passage
+                assert covering[0]["boilerplate"] < 0.5, copy  # copied content, not site template
                 checked["long"] += 1
             elif copy["normalized_length"] < 50:
                 assert not covering, copy
@@ -241,3 +242,16 @@ def test_hash_freq_and_report(sample_run):
     assert best["url_a"] in index and best["url_b"] in index
     assert (sample_run / "report" / "boilerplate.html").exists()
     assert (sample_run / "report" / "rank_frequency.png").stat().st_size > 1000
+
+
+def test_template_text_shared_by_pairs_is_marked_boilerplate(sample_run):
+    """Pages of one site may share a fingerprint that straddles the end of the menu; the span it
+    grows into is template text, and says so."""
+    passages = _table(sample_run, "passages").to_pandas()
+    pairs = _table(sample_run, "pairs").to_pandas()
+    merged = passages.merge(pairs, on=["doc_a", "doc_b"])
+    template = merged[merged["boilerplate"] >= 0.5]
+    assert len(template) > 0
+    assert (template["resemblance"] < 0.5).mean() > 0.9  # the pair itself is not a near-duplicate
+    stats = json.loads((sample_run / "report" / "stats.json").read_text())["stages"]["passages"]
+    assert stats["boilerplate_passages"] == len(template)

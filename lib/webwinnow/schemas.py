@@ -162,6 +162,10 @@ PASSAGES = pa.schema(
         ("end_b", pa.int64()),
         ("length", pa.int64()),  # normalized characters
         ("capped", pa.bool_()),  # the pair hit a span or character cap: more may exist
+        # share of doc_a's fingerprints inside the span whose hash is boilerplate (in more than
+        # max_df documents): near 1 for site template text that a pair shares; null when no
+        # fingerprint falls inside the span
+        ("boilerplate", pa.float64()),
     ]
 )
 

@@ -3,6 +3,8 @@
 Each pair's seeds (positions of its shared fingerprints, boilerplate excluded) are grown into
 maximal matching spans of the two normalized texts (see webwinnow.passages). The work per pair
 is bounded by pairs.max_spans and pairs.max_chars; a pair that hit a bound has capped = true.
+Each span also gets the share of its fingerprints that are boilerplate hashes, so template
+text a pair happens to share can be told from copied content.
 """
 
 from __future__ import annotations
@@ -15,12 +17,33 @@ from pyspark.sql import functions as F
 from .. import schemas
 from ..config import RunConfig
 from ..faults import injected_stages, maybe_fail
-from ..output import update_stats, write_table
+from ..fingerprint import fingerprint
+from ..output import read_table_config, update_stats, write_table
 from ..passages import copied_passages
 
 
-def passages_arrow(batch: pa.RecordBatch, k: int, max_spans: int, max_chars: int) -> pa.RecordBatch:
+def boilerplate_share(hashes: np.ndarray, positions: np.ndarray, boilerplate: np.ndarray,
+                      start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per span [start, end): the share of fingerprints inside it whose hash is in the sorted
+    array boilerplate; NaN for a span holding no fingerprint."""
+    order = np.argsort(positions, kind="stable")
+    positions, hashes = positions[order], hashes[order]
+    if len(boilerplate):
+        at = np.searchsorted(boilerplate, hashes).clip(max=len(boilerplate) - 1)
+        is_boilerplate = (boilerplate[at] == hashes).astype(np.int64)
+    else:
+        is_boilerplate = np.zeros(len(hashes), np.int64)
+    cumulative = np.concatenate([[0], np.cumsum(is_boilerplate)])
+    lo = np.searchsorted(positions, start, side="left")
+    hi = np.searchsorted(positions, end, side="left")
+    inside = hi - lo
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(inside > 0, (cumulative[hi] - cumulative[lo]) / np.maximum(inside, 1), np.nan)
+
+
+def passages_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> pa.RecordBatch:
     """PASSAGES rows for a batch of (doc_a, doc_b, seeds, text_a, text_b)."""
+    w = cfg.winnow
     cols = {name: [] for name in schemas.PASSAGES.names}
     doc_a = batch.column("doc_a").to_pylist()
     doc_b = batch.column("doc_b").to_pylist()
@@ -34,30 +57,41 @@ def passages_arrow(batch: pa.RecordBatch, k: int, max_spans: int, max_chars: int
         if texts_a[row] is None or texts_b[row] is None:
             continue
         lo, hi = offsets[row] - offsets[0], offsets[row + 1] - offsets[0]
-        found = copied_passages(texts_a[row], texts_b[row], pos_a[lo:hi], pos_b[lo:hi], k,
-                                max_spans=max_spans, max_chars=max_chars)
+        found = copied_passages(texts_a[row], texts_b[row], pos_a[lo:hi], pos_b[lo:hi], w.k,
+                                max_spans=cfg.pairs.max_spans, max_chars=cfg.pairs.max_chars)
         n = len(found)
         cols["doc_a"].append(np.full(n, doc_a[row], np.int64))
         cols["doc_b"].append(np.full(n, doc_b[row], np.int64))
         for name in ("start_a", "end_a", "start_b", "end_b", "length"):
             cols[name].append(getattr(found, name).astype(np.int64))
         cols["capped"].append(np.full(n, found.capped, bool))
+        # The seeds are the pair's non-boilerplate fingerprints; the span they grew into may
+        # still be mostly site template (a k-gram straddling the end of a menu and the start of
+        # the content can fall below the cap): say how much.
+        fp_hashes, fp_positions = fingerprint(texts_a[row], w.k, w.w, w.robust, mod_p=w.mod_p)
+        cols["boilerplate"].append(boilerplate_share(fp_hashes, fp_positions, boilerplate, found.start_a, found.end_a))
     arrays = [
-        pa.array(np.concatenate(cols[f.name]) if cols[f.name] else np.empty(0, f.type.to_pandas_dtype()), type=f.type)
+        pa.array(np.concatenate(cols[f.name]) if cols[f.name] else np.empty(0, f.type.to_pandas_dtype()),
+                 type=f.type, from_pandas=True)
         for f in schemas.PASSAGES
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=schemas.PASSAGES)
 
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
-    k, max_spans, max_chars = cfg.winnow.k, cfg.pairs.max_spans, cfg.pairs.max_chars
-
+    max_df = read_table_config(out, "pairs")["max_df"]
+    boilerplate = np.sort(np.array(
+        [r["hash"] for r in spark.read.parquet(f"{out}/fingerprints").groupBy("hash")
+         .agg(F.countDistinct("doc_id").alias("docs")).filter(F.col("docs") > max_df).select("hash").collect()],
+        dtype=np.int64,
+    ))
+    shared = spark.sparkContext.broadcast(boilerplate)
     inject = injected_stages(spark)
 
     def grow(batches):
         for batch in batches:
             maybe_fail("passages", inject)
-            yield passages_arrow(batch, k, max_spans, max_chars)
+            yield passages_arrow(batch, cfg, shared.value)
 
     texts = spark.read.parquet(f"{out}/documents").filter(F.col("status") == "ok").select("doc_id", "text")
     rows = (
@@ -73,8 +107,10 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
         F.countDistinct("doc_a", "doc_b").alias("pairs"),
         F.sum(F.col("capped").cast("int")).alias("capped"),
         F.sum("length").alias("chars"),
+        F.sum((F.col("boilerplate") >= 0.5).cast("int")).alias("boilerplate"),
     ).first()
     stats = {"passages": row["passages"], "pairs_with_passages": row["pairs"],
-             "capped_spans": row["capped"] or 0, "normalized_chars": row["chars"] or 0}
+             "capped_spans": row["capped"] or 0, "normalized_chars": row["chars"] or 0,
+             "boilerplate_passages": row["boilerplate"] or 0, "max_df": max_df}
     update_stats(out, "passages", stats)
     return stats
