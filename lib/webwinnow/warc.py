@@ -19,7 +19,6 @@ import binascii
 import hashlib
 import io
 import re
-import shutil
 import tempfile
 import zlib
 from dataclasses import dataclass, field
@@ -310,10 +309,3 @@ def _iter_gzip(fh: BinaryIO, size: int, max_body: int, max_member: int) -> Itera
         else:
             pos = end
 
-
-def copy_member(path: str, offset: int, out: BinaryIO) -> None:
-    """Copy the decompressed gzip member at offset (for debugging a ledger row)."""
-    with open(path, "rb") as fh, tempfile.SpooledTemporaryFile() as spool:
-        _inflate_member(fh, offset, spool, 1 << 40)
-        spool.seek(0)
-        shutil.copyfileobj(spool, out)
