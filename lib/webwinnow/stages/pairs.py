@@ -46,7 +46,8 @@ def auto_max_df(documents: int, doc_freq_counts: list[tuple[int, int]], pair_bud
     return cap
 
 
-def distinct_doc_hashes(spark: SparkSession, out: str, excluded) -> DataFrame:
+def fingerprints_without(spark: SparkSession, out: str, excluded) -> DataFrame:
+    """The fingerprints table less the excluded (template) hashes."""
     fp = spark.read.parquet(f"{out}/fingerprints")
     if excluded is not None and len(excluded):
         drop = spark.createDataFrame([(int(h),) for h in excluded], "hash long")
@@ -56,7 +57,7 @@ def distinct_doc_hashes(spark: SparkSession, out: str, excluded) -> DataFrame:
 
 def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
     pcfg = cfg.pairs
-    fp = distinct_doc_hashes(spark, out, excluded).persist(StorageLevel.MEMORY_AND_DISK)
+    fp = fingerprints_without(spark, out, excluded).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         df = fp.groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"))
         documents = spark.read.parquet(f"{out}/documents").filter(F.col("status") == "ok").count()
@@ -108,13 +109,16 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
     finally:
         fp.unpersist()
     n_pairs = spark.read.parquet(f"{out}/pairs").count()
-    result = {**meta, "documents": documents, "pairs": n_pairs, "boilerplate_hashes": df_hashes_over(spark, out, max_df)}
+    result = {**meta, "documents": documents, "pairs": n_pairs, "boilerplate_hashes": boilerplate_hashes(spark, out, max_df).count()}
     update_stats(out, "pairs", result)
     return result
 
 
-def df_hashes_over(spark: SparkSession, out: str, max_df: int) -> int | None:
-    """Hashes above the cap, from hash_freq when that stage has run."""
-    if not os.path.isdir(os.path.join(out, "hash_freq")):
-        return None
-    return spark.read.parquet(f"{out}/hash_freq").filter(F.col("docs") > max_df).count()
+def boilerplate_hashes(spark: SparkSession, out: str, max_df: int) -> DataFrame:
+    """Hashes in more than max_df documents: from hash_freq when that stage has run, else counted
+    from the fingerprints."""
+    if os.path.isdir(os.path.join(out, "hash_freq")):
+        freq = spark.read.parquet(f"{out}/hash_freq").select("hash", "docs")
+    else:
+        freq = spark.read.parquet(f"{out}/fingerprints").groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"))
+    return freq.filter(F.col("docs") > max_df).select("hash")

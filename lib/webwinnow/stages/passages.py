@@ -20,6 +20,7 @@ from ..faults import injected_stages, maybe_fail
 from ..fingerprint import fingerprint
 from ..output import read_table_config, update_stats, write_table
 from ..passages import copied_passages
+from .pairs import boilerplate_hashes
 
 
 def boilerplate_share(hashes: np.ndarray, positions: np.ndarray, boilerplate: np.ndarray,
@@ -80,11 +81,7 @@ def passages_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     max_df = read_table_config(out, "pairs")["max_df"]
-    boilerplate = np.sort(np.array(
-        [r["hash"] for r in spark.read.parquet(f"{out}/fingerprints").groupBy("hash")
-         .agg(F.countDistinct("doc_id").alias("docs")).filter(F.col("docs") > max_df).select("hash").collect()],
-        dtype=np.int64,
-    ))
+    boilerplate = np.sort(np.array([r["hash"] for r in boilerplate_hashes(spark, out, max_df).collect()], dtype=np.int64))
     shared = spark.sparkContext.broadcast(boilerplate)
     inject = injected_stages(spark)
 
