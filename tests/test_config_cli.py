@@ -97,3 +97,20 @@ def test_w_and_t_are_exclusive(capsys):
 def test_extract_config_rejects_non_integers():
     with pytest.raises(ValueError, match="task_bytes"):
         ExtractConfig(task_bytes="big")
+
+
+def test_the_direct_command_applies_the_projects_conf(monkeypatch):
+    """`webwinnow run ...` without --conf uses conf/webwinnow.toml, as `make run` does."""
+    monkeypatch.delenv("WEBWINNOW_CONF", raising=False)
+    args = _parser().parse_args(["run", "x.warc", "--out", "o"])
+    assert resolve_config(args) == load_config([CONF])
+    assert resolve_config(args).spark.properties.endswith("conf/spark-local.properties")
+    monkeypatch.setenv("WEBWINNOW_CONF", "")
+    assert resolve_config(args) == RunConfig()
+
+
+def test_each_stage_takes_only_its_options(capsys):
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["clusters", "--out", "o", "--max-df", "3"])
+    assert "unrecognized arguments: --max-df" in capsys.readouterr().err
+    assert _parser().parse_args(["clusters", "--out", "o", "--cluster-resemblance", "0.8", "--downstream"]).downstream

@@ -68,6 +68,20 @@ def test_real_crawls_every_record_accounted(real_run):
         assert d["doc_id"] == doc_id(d["warc_file"], d["warc_offset"], 0)
 
 
+def test_wet_conversion_records_are_documents(real_run):
+    """The WET file's conversion record is the page's text, already extracted: an ok document."""
+    docs = [d for d in _table(real_run, "documents").to_pylist() if d["warc_file"].endswith(".warc.wet.gz")]
+    assert [(d["status"], d["flags"], d["content_type"]) for d in docs] == [("ok", "wet_text", "text/plain")]
+    assert docs[0]["text"].startswith("Escopete - Biquipedia") and docs[0]["url"] == "https://an.wikipedia.org/wiki/Escopete"
+    fps = _table(real_run, "fingerprints").to_pandas()
+    assert (fps["doc_id"] == docs[0]["doc_id"]).sum() > 0
+
+
+def test_run_log_records_what_the_run_printed(sample_run):
+    log = (sample_run / "run.log").read_text()
+    assert "webwinnow: read 3 files in" in log and "webwinnow: report done in" in log
+
+
 def test_real_crawls_schemas(real_run):
     _assert_schema(_table(real_run, "documents"), schemas.DOCUMENTS)
     _assert_schema(_table(real_run, "ledger"), schemas.LEDGER)
@@ -153,7 +167,7 @@ def test_stage_alone_rewrites_its_table(tmp_path, sample_run):
     density = stats["fingerprints"].sum() / stats["kgrams"].sum()
     assert abs(density - 2 / 5) < 0.05
     assert json.loads((out / "fingerprints" / "_webwinnow.json").read_text())["config"]["winnow"]["w"] == 4
-    assert not any(p.name.startswith(".") for p in out.iterdir())
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [".webwinnow-output"]  # no staging left
 
 
 def _planted_pairs(sample_run, sample_dir):

@@ -81,20 +81,28 @@ def test_retried_tasks_give_the_clean_output(tmp_path, sample_dir, sample_run):
         assert a.equals(b), table
 
 
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def test_too_many_failed_files_fail_loudly_and_publish_nothing(tmp_path, sample_dir, capsys):
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "earlier-result.txt").write_text("an earlier run's output stays as it was")
     manifest = tmp_path / "inputs.txt"
-    missing = [tmp_path / f"gone-{i}.warc.gz" for i in range(3)]
-    manifest.write_text("\n".join([*(str(p) for p in sorted(sample_dir.glob("*.warc.gz"))), *map(str, missing)]) + "\n")
+    junk = [tmp_path / f"junk-{i}.warc.gz" for i in range(3)]
+    for p in junk:
+        p.write_bytes(b"this is not a crawl file\n" * 10)
+    manifest.write_text("\n".join([*(str(p) for p in sorted(sample_dir.glob("*.warc.gz"))), *map(str, junk)]) + "\n")
+    out = tmp_path / "out"
+    # the losses accepted: published
+    assert main(["extract", str(manifest), "--out", str(out), "--conf", str(CONF), "--max-failed-ratio", "0.5"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [".webwinnow-output", "documents", "ledger", "run.log", "summary.json"]
+    before = _tree(out)
+    capsys.readouterr()
+    # not accepted: exit 3, the earlier output untouched, the ledger kept for reading
     assert main(["extract", str(manifest), "--out", str(out), "--conf", str(CONF), "--max-failed-ratio", "0.25"]) == 3
     err = capsys.readouterr().err
-    assert "3 of 6 input files failed" in err and "gone-0.warc.gz: unreadable" in err
-    assert sorted(p.name for p in out.iterdir()) == ["earlier-result.txt"]  # nothing replaced
+    assert "3 of 6 input files failed" in err and "junk-0.warc.gz: no_readable_record" in err
+    assert _tree(out) == before
     staged = Path(str(out) + ".incomplete")
     assert (staged / "ledger").is_dir() and not (staged / "documents").exists()
-    # the same inputs pass when the losses are accepted
-    assert main(["extract", str(manifest), "--out", str(out), "--conf", str(CONF), "--max-failed-ratio", "0.5"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["documents", "ledger", "summary.json"]
-    assert not staged.exists()
+    assert "3 of 6 input files failed" in (staged / "run.log").read_text()
+    assert not Path(str(out) + ".lock").exists()

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from webwinnow.errors import UserError
 from webwinnow.storage import InputFile, group_inputs, list_inputs
 
 
@@ -33,18 +34,49 @@ def test_globs_dedup_and_sorting(crawl):
 def test_manifest_relative_and_absolute_lines_gzipped(crawl):
     manifest = crawl / "warc.paths.gz"
     with gzip.open(manifest, "wt") as fh:
-        fh.write(f"# a comment\na/1.warc.gz\n\n{crawl / 'b.arc.gz'}\nmissing.warc.gz\n")
+        fh.write(f"# a comment\na/1.warc.gz\n\n{crawl / 'b.arc.gz'}\nfile://{crawl / 'a' / '3.warc'}\n")
     files = list_inputs([str(manifest)])
-    assert [os.path.relpath(f.path, crawl) for f in files] == ["a/1.warc.gz", "b.arc.gz", "missing.warc.gz"]
-    # a path that does not exist is kept, so the extract stage records it as a failed file
-    assert files[-1].size == -1
+    assert [os.path.relpath(f.path, crawl) for f in files] == ["a/1.warc.gz", "a/3.warc", "b.arc.gz"]
 
 
-def test_a_glob_naming_nothing_is_an_error(crawl):
-    with pytest.raises(ValueError, match="names no .warc"):
-        list_inputs([str(crawl / "*.warc.bz2")])
-    with pytest.raises(ValueError, match="no input given"):
-        list_inputs([])
+def test_missing_inputs_are_refused_before_any_work(crawl):
+    with pytest.raises(UserError, match=r"1 input path does not exist: .*nope\.warc\.gz"):
+        list_inputs([str(crawl / "b.arc.gz"), str(crawl / "nope.warc.gz")])
+    manifest = crawl / "inputs.txt"
+    manifest.write_text("a/1.warc.gz\nmissing-1.warc.gz\nmissing-2.warc.gz\n")
+    with pytest.raises(UserError, match=r"2 input paths do not exist: .*missing-1\.warc\.gz \(listed in .*inputs\.txt\)"):
+        list_inputs([str(manifest)])
+
+
+@pytest.mark.parametrize("text", ["just some notes\n", "a/1.warc.gz\nnot a path\n", "", "a/1.warc.gz.bak\n"])
+def test_a_text_file_is_a_manifest_only_when_every_line_names_a_crawl_file(crawl, text):
+    notes = crawl / "notes.txt"
+    notes.write_text(text)
+    with pytest.raises(UserError, match=r"notes\.txt is neither a crawl file .* nor a manifest"):
+        list_inputs([str(notes)])
+
+
+def test_remote_and_odd_inputs_are_refused(crawl):
+    with pytest.raises(UserError, match="remote inputs are not supported yet"):
+        list_inputs(["s3://bucket/crawl.warc.gz"])
+    manifest = crawl / "remote.paths"
+    manifest.write_text("https://data.commoncrawl.org/crawl-data/x.warc.gz\n")
+    with pytest.raises(UserError, match="remote inputs are not supported yet"):
+        list_inputs([str(manifest)])
+    (crawl / "page.html").write_text("<html></html>")
+    with pytest.raises(UserError, match="neither a crawl file"):
+        list_inputs([str(crawl / "page.html")])
+    (crawl / "empty").mkdir()
+    with pytest.raises(UserError, match="the folder holds no .warc"):
+        list_inputs([str(crawl / "empty")])
+
+
+def test_wat_files_alone_are_refused_wet_files_are_inputs(crawl):
+    (crawl / "x.wat.gz").write_bytes(b"x")
+    with pytest.raises(UserError, match="every input is a WAT file"):
+        list_inputs([str(crawl / "x.wat.gz")])
+    assert [os.path.basename(f.path) for f in list_inputs([str(crawl / "c.wet.gz"), str(crawl / "x.wat.gz")])] \
+        == ["c.wet.gz", "x.wat.gz"]
 
 
 def test_groups_hold_whole_files_in_order():

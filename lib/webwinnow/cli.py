@@ -1,4 +1,4 @@
-"""The `webwinnow` command: parse options once, build the Spark session once, run stages.
+"""The `webwinnow` command: check everything that can be checked, then run stages on one Spark session.
 
     webwinnow run INPUT... --out DIR [--k 50] [--w 100 | --t T] [--standard] [--conf FILE]
     webwinnow extract INPUT... --out DIR        (stage 1 alone)
@@ -6,27 +6,37 @@
     webwinnow hash_freq|pairs|passages|clusters|report --out DIR   (one later stage alone)
     webwinnow sample OUT_DIR                    (the project's own sample crawl)
 
-`spark-submit jobs/<stage>.py` takes the same options as `webwinnow <stage>`.
+Exit status: 0 done; 2 a usage error or a refusal (nothing was changed); 3 too many input
+files failed (nothing published); 130 interrupted (OUT unchanged). Anything else is a bug and
+keeps its traceback. `spark-submit jobs/<stage>.py` takes the same options as `webwinnow <stage>`.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
-import shutil
 import sys
+import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
-from .config import RunConfig, load_config
+from . import __version__
+from .config import RunConfig, default_config_files, load_config
+from .console import Console
+from .errors import TooManyFailures, UserError
+from .pipeline import STAGES, Stage, downstream, recipe, stage, stale_tables
 
-STAGES = ("extract", "fingerprint", "hash_freq", "pairs", "passages", "clusters", "report")
+FRESH = ("run", "extract")
+STAGE_NAMES = {s.name for s in STAGES}
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="webwinnow", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     common = argparse.ArgumentParser(add_help=False)
@@ -34,6 +44,17 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--conf", action="append", default=[], metavar="FILE",
                         help="TOML config file (repeatable; later files override earlier ones)")
     common.add_argument("--master", help="Spark master, e.g. local[*] (default from config)")
+    talk = common.add_mutually_exclusive_group()
+    talk.add_argument("-q", "--quiet", action="store_true", help="print only errors and where the output is")
+    talk.add_argument("-v", "--verbose", action="store_true", help="also show Spark's own output")
+    fresh = argparse.ArgumentParser(add_help=False)
+    fresh.add_argument("--resume", action="store_true",
+                       help="continue an interrupted or failed run from OUT.incomplete, keeping its finished stages")
+    fresh.add_argument("--force", action="store_true",
+                       help="replace an --out folder that webwinnow did not make (never a file, never one holding an input)")
+    later = argparse.ArgumentParser(add_help=False)
+    later.add_argument("--downstream", action="store_true",
+                       help="also rerun the stages that read this stage's tables (otherwise they are marked stale)")
     winnow = argparse.ArgumentParser(add_help=False)
     winnow.add_argument("--k", type=int, help="noise threshold: k-gram length in normalized characters (50)")
     group = winnow.add_mutually_exclusive_group()
@@ -49,22 +70,22 @@ def _parser() -> argparse.ArgumentParser:
     pairing.add_argument("--min-shared", type=int, metavar="N", help="report pairs sharing >= N fingerprint hashes (1)")
     pairing.add_argument("--exclude", nargs="+", default=[], metavar="FILE",
                          help="template/licence text to leave out of pairing: WARC/ARC, HTML or text files")
-    pairing.add_argument("--cluster-resemblance", type=float, metavar="R",
-                         help="pairs with resemblance >= R join documents into clusters (0.5)")
+    clustering = argparse.ArgumentParser(add_help=False)
+    clustering.add_argument("--cluster-resemblance", type=float, metavar="R",
+                            help="pairs with resemblance >= R join documents into clusters (0.5)")
     inputs = argparse.ArgumentParser(add_help=False)
     inputs.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help=".warc/.warc.gz/.arc/.arc.gz files, directories, globs, or a manifest of paths")
+                        help=".warc/.warc.gz/.arc/.arc.gz/.wet files, directories, globs, or a manifest of paths")
     inputs.add_argument("--max-failed-ratio", type=float, metavar="R",
                         help="fail the run (exit 3, nothing published) when more than this share of input files fail (0.1)")
 
-    sub.add_parser("run", parents=[inputs, common, winnow, pairing], help="run every stage")
-    sub.add_parser("extract", parents=[inputs, common], help="crawl files → documents, ledger")
-    sub.add_parser("fingerprint", parents=[common, winnow], help="documents → fingerprints, doc_stats")
-    sub.add_parser("hash_freq", parents=[common], help="fingerprints → hash_freq, rank_freq, power-law fit")
-    sub.add_parser("pairs", parents=[common, pairing], help="fingerprints → pairs, pair_seeds")
-    sub.add_parser("passages", parents=[common], help="pair_seeds + documents → passages")
-    sub.add_parser("clusters", parents=[common, pairing], help="pairs → clusters")
-    sub.add_parser("report", parents=[common], help="all tables → report/index.html")
+    options = {"fingerprint": [winnow], "pairs": [pairing], "clusters": [clustering]}
+    sub.add_parser("run", parents=[inputs, common, fresh, winnow, pairing, clustering], help="run every stage")
+    for s in STAGES:
+        parents = [inputs, common, fresh] if s.name == "extract" else [common, *options.get(s.name, [])]
+        if s.name not in ("extract", "report"):
+            parents.append(later)
+        sub.add_parser(s.name, parents=parents, help=s.help)
     sample = sub.add_parser("sample", help="write the project's deterministic sample crawl")
     sample.add_argument("out", metavar="OUT_DIR")
     sample.add_argument("--pages", type=int, default=300)
@@ -72,7 +93,15 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _version() -> str:
+    from .unifold import UNICODE_VERSION
+
+    return f"webwinnow {__version__} (Python {sys.version.split()[0]}, Unicode {UNICODE_VERSION})"
+
+
 def resolve_config(args: argparse.Namespace) -> RunConfig:
+    """Defaults, the project's conf/webwinnow.toml when present, --conf files, then options."""
+    files = [*default_config_files(), *args.conf]
     winnow: dict = {}
     if getattr(args, "k", None) is not None:
         winnow["k"] = args.k
@@ -81,7 +110,7 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
 
         k = winnow.get("k")
         if k is None:
-            k = load_config(args.conf).winnow.k
+            k = load_config(files).winnow.k
         winnow["w"] = resolve_window(k, t=args.t)
     elif getattr(args, "w", None) is not None:
         winnow["w"] = args.w
@@ -96,96 +125,314 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
     }
     spark = {"master": args.master} if getattr(args, "master", None) else {}
     extract = {"max_failed_ratio": getattr(args, "max_failed_ratio", None)}
-    return load_config(args.conf, {"winnow": winnow, "pairs": pairs, "extract": extract, "spark": spark})
+    return load_config(files, {"winnow": winnow, "pairs": pairs, "extract": extract, "spark": spark})
 
 
-def _stage_config(cfg: RunConfig, out: str, stage: str) -> RunConfig:
+# -- what a stage is made from ------------------------------------------------------------------
+
+def _file_digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class Plan:
+    """Everything a command needs, checked before Spark starts."""
+
+    def __init__(self, args: argparse.Namespace, cfg: RunConfig) -> None:
+        self.args = args
+        self.cfg = cfg
+        self.final = Path(os.path.abspath(args.out))
+        self.fresh = args.command in FRESH
+        self.stages: list[Stage] = list(STAGES) if args.command == "run" else [stage(args.command)]
+        self.inputs: list = []
+        self.exclude = [os.path.abspath(p) for p in getattr(args, "exclude", None) or []]
+        self.stage_inputs: dict[str, Any] = {}
+
+    def check(self) -> None:
+        from .outdir import check_replaceable
+        from .pipeline import TABLES
+
+        for path in self.exclude:
+            if not os.path.isfile(path):
+                raise UserError(f"--exclude {path}: no such file (give WARC/ARC, HTML or text files)")
+        if self.exclude:
+            self.stage_inputs["pairs"] = [(p, _file_digest(p)) for p in self.exclude]
+        parent = self.final.parent
+        if not parent.is_dir():
+            raise UserError(f"--out {self.args.out}: its parent folder {parent} does not exist "
+                            "(or is not a folder): create it first")
+        try:  # access() says yes to root on a read-only filesystem: try for real
+            fd, probe = tempfile.mkstemp(prefix=f".{self.final.name}.", suffix=".probe", dir=parent)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise UserError(f"--out {self.args.out}: cannot write in {parent} ({exc.strerror}): "
+                            "choose a folder you can write") from None
+        if self.fresh:
+            from .storage import list_inputs
+
+            self.inputs = list_inputs(self.args.inputs)
+            self.stage_inputs["extract"] = [(f.path, f.size, os.stat(f.path).st_mtime_ns) for f in self.inputs]
+            protected = [f.path for f in self.inputs] + self.exclude + [os.path.abspath(c) for c in self.args.conf]
+            check_replaceable(self.final, tables=TABLES, protected=protected, force=self.args.force)
+            for other in (self.staging, self.trash):
+                if other.exists() or other.is_symlink():
+                    from .outdir import foreign_entries, is_webwinnow_output
+
+                    if other.is_symlink() or not other.is_dir() or not is_webwinnow_output(other) \
+                            or foreign_entries(other, TABLES):
+                        raise UserError(f"{other} is in the way and was not made by webwinnow: move it away and rerun")
+        else:
+            if not self.final.is_dir():
+                raise UserError(f"{self.final} does not exist or is not a folder: run "
+                                f"'webwinnow run INPUT... --out {self.args.out}' first")
+            if getattr(self.args, "downstream", False):
+                self.stages += downstream([s.name for s in self.stages])
+            _check_reads(self.stages[0], self.final, _metas(self.final))
+            if self.stages[0].name != "fingerprint":
+                _stage_config(self.cfg, self.final, self.stages[0])  # the fingerprints' settings are readable
+
+    @property
+    def staging(self) -> Path:
+        return self.final.parent / f"{self.final.name}.incomplete"
+
+    @property
+    def trash(self) -> Path:
+        return self.final.parent / f".{self.final.name}.old"
+
+
+def _metas(out: Path) -> dict[str, dict | None]:
+    from .output import table_meta
+    from .pipeline import TABLES
+
+    return {t: table_meta(out, t) for t in TABLES}
+
+
+def _check_reads(s: Stage, out: Path, metas: dict) -> None:
+    """A stage's input tables exist and are current; else say which stage to run."""
+    stale = stale_tables(metas)
+    from .pipeline import WRITER
+
+    for t in s.reads:
+        writer = WRITER[t].name
+        if metas.get(t) is None:
+            raise UserError(f"{out / t} is missing or incomplete: run 'webwinnow {writer} --out {out}' "
+                            f"(or 'webwinnow run') first")
+        if t in stale:
+            raise UserError(f"{s.name} reads {t}, which is stale ({stale[t]}): run 'webwinnow {writer} --out {out}' "
+                            f"first, or rerun an earlier stage with --downstream")
+
+
+def _stats_of(s: Stage, result: Any) -> Any:
+    if s.name == "report":
+        return {"index": os.path.relpath(str(result), os.path.dirname(os.path.dirname(str(result))))}
+    if hasattr(result, "__dataclass_fields__"):
+        stats = asdict(result)
+        if hasattr(result, "density"):
+            stats["density"] = result.density
+        return stats
+    return dict(result)
+
+
+def _stage_config(cfg: RunConfig, out: Path, s: Stage) -> RunConfig:
     """Later stages must use the k and w the fingerprints were made with: take them from the table."""
-    if stage in ("extract", "fingerprint"):
+    if s.name in ("extract", "fingerprint"):
         return cfg
-    from dataclasses import replace
-
     from .config import WinnowConfig
     from .output import read_table_config
 
-    made = read_table_config(out, "fingerprints")["config"]["winnow"]
+    made = read_table_config(str(out), "fingerprints")["config"]["winnow"]
     return replace(cfg, winnow=WinnowConfig(**made))
 
 
-def _run_stage(stage: str, spark, cfg: RunConfig, out: str, args: argparse.Namespace, inputs):
-    """One stage's library call; returns what goes into the run summary."""
+def _run_one(s: Stage, spark, cfg: RunConfig, out: Path, plan: Plan, progress) -> Any:
     import importlib
 
-    module = importlib.import_module(f".stages.{stage}", __package__)
-    if stage == "extract":
-        return asdict(module.run(spark, inputs, cfg, out))
-    if stage == "fingerprint":
-        result = module.run(spark, cfg, out)
-        return {**asdict(result), "density": result.density}
-    if stage == "pairs":
+    module = importlib.import_module(f".stages.{s.name}", __package__)
+    if s.name == "extract":
+        accs = progress.accumulators()
+        progress.begin(s.name, sum(max(f.size, 0) for f in plan.inputs), accs)
+        return module.run(spark, plan.inputs, cfg, str(out), progress=accs)
+    progress.begin(s.name)
+    if s.name == "pairs":
         from .exclude import exclusion_hashes
 
-        exclude = getattr(args, "exclude", None)
-        return module.run(spark, cfg, out, exclusion_hashes(exclude, cfg.winnow.k, cfg.extract) if exclude else None)
-    return module.run(spark, cfg, out)
+        excluded = exclusion_hashes(plan.exclude, cfg.winnow.k, cfg.extract) if plan.exclude else None
+        return module.run(spark, cfg, str(out), excluded)
+    return module.run(spark, cfg, str(out))
 
 
-def run_stages(stages: tuple[str, ...], args: argparse.Namespace, cfg: RunConfig) -> dict:
-    """Run the named stages in order on one Spark session; returns the run summary.
+def _kernels_cached() -> bool:
+    """Whether Numba's on-disk cache holds the main kernel (else this is a first run, which
+    compiles all of them: about 20 s)."""
+    from . import kernel
 
-    A command that starts from the crawl (run, extract) builds the whole output folder beside
-    the old one and swaps it in only when every stage succeeded, so a folder never mixes tables
-    of two runs; later stages alone replace their own tables, one at a time, atomically.
+    try:
+        return os.path.exists(kernel._fingerprint_batch._cache._cache_file._index_path)
+    except AttributeError:
+        return True  # a Numba without this layout: say nothing rather than guess
+
+
+def _warm_kernels(console: Console) -> None:
+    """Compile (or load) the kernels once in the driver, so the workers find them cached."""
+    started = time.time()
+    if not _kernels_cached():
+        console.say("compiling the winnowing and extraction kernels (first run only; cached afterwards) ...")
+    import numpy as np
+
+    from .clusters import components
+    from .fingerprint import fingerprint, fingerprint_batch
+    from .html2text import html_to_text
+    from .passages import copied_passages
+
+    text = "warm up " * 40
+    fingerprint_batch([text], 5, 4)
+    fingerprint(text, 5, 4)
+    html_to_text(f"<html><body><p>{text}</p></body></html>")
+    copied_passages(text, text, np.zeros(1, np.int64), np.zeros(1, np.int64), 5, max_spans=1, max_chars=1000)
+    components(np.array([1], np.int64), np.array([2], np.int64))
+    if time.time() - started > 2:
+        console.say(f"kernels ready in {time.time() - started:.0f} s")
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+def run_stages(plan: Plan, console: Console, capture: bool = False) -> dict:
+    """Run the plan's stages on one Spark session; returns the run summary.
+
+    A command that starts from the crawl (run, extract) builds the whole output folder in
+    OUT.incomplete and swaps it in only when every stage succeeded, so a folder never mixes
+    tables of two runs; later stages alone replace their own tables, one at a time, atomically,
+    and say which downstream tables they left stale.
     """
+    from .outdir import MARKER, RunLock, remove_own, write_marker
+    from .output import replace_dir
+    from .pipeline import TABLES
+
+    cfg, final = plan.cfg, plan.final
+    with RunLock(final, f"webwinnow {plan.args.command}") as lock:
+        if lock.stale_owner:
+            console.say(f"took over the lock of a run that is gone (pid {lock.stale_owner.get('pid')} on "
+                        f"{lock.stale_owner.get('host')})")
+        if plan.fresh:
+            out = plan.staging
+            if plan.trash.exists() and not final.exists():
+                # a swap was cut between its two renames: the old output is complete, put it back
+                os.replace(plan.trash, final)
+                console.say(f"restored {final} from an interrupted swap")
+            if out.exists() and not plan.args.resume:
+                console.say(f"discarding the unfinished run in {out} (use --resume to continue it)")
+                remove_own(out, TABLES)
+            if plan.args.resume and not out.exists():
+                console.say(f"nothing to resume in {out}: running every stage")
+            out.mkdir(exist_ok=True)
+            if not (out / MARKER).exists():
+                write_marker(out, plan.args.command)
+            console.open_log(str(out / "run.log"), append=plan.args.resume)
+        else:
+            out = final
+            if (out / MARKER).exists():
+                console.open_log(str(out / "run.log"), append=True)
+        if capture:
+            console.capture()
+        try:
+            summary = _run_in(plan, out, console)
+        except BaseException:
+            if plan.fresh:
+                kept = [t for t in TABLES if (out / t / "_webwinnow.json").exists()]
+                console.log(f"finished tables kept in {out}: {', '.join(kept) or 'none'}")
+            raise
+        if plan.fresh:
+            if "report" in summary:  # where it will be once the folder is in place
+                summary["report"] = str(final / "report" / "index.html")
+            _write_summary(out, summary)
+            replace_dir(out, final)
+        else:
+            _write_summary(out, summary)
+        _print_summary(summary, console)
+        return summary
+
+
+def _run_in(plan: Plan, out: Path, console: Console) -> dict:
+    from .output import stamp_table
+    from .progress import Progress
     from .session import build_session
 
-    final = os.path.abspath(args.out)
-    fresh = "extract" in stages
-    out = final + ".incomplete" if fresh else final
-    if fresh:
-        shutil.rmtree(out, ignore_errors=True)
-    elif not os.path.isdir(final):
-        raise FileNotFoundError(f"{final} does not exist: run 'webwinnow run INPUT... --out {args.out}' first")
-    os.makedirs(out, exist_ok=True)
-    summary: dict = {"out": final, "config": cfg.to_dict(), "tag": cfg.tag}
-    inputs = None
-    if fresh:
-        from .storage import list_inputs
-
-        inputs = list_inputs(args.inputs)
-        summary["inputs"] = len(inputs)
+    cfg = plan.cfg
+    summary: dict = {"out": str(plan.final), "config": cfg.to_dict(), "tag": cfg.tag}
+    if plan.fresh:
+        summary["inputs"] = len(plan.inputs)
+    elif (out / "summary.json").exists():
+        try:
+            summary = {**json.loads((out / "summary.json").read_text()), **summary}
+        except ValueError:
+            pass
+    _warm_kernels(console)
     started = time.time()
     timings: dict[str, float] = {}
-    spark = build_session(cfg.spark, args.master)
+    console.say("starting Spark ...")
+    spark = build_session(cfg.spark, plan.args.master)
     timings["spark_start"] = round(time.time() - started, 1)
+    progress = Progress(spark, console)
+    kept: list[str] = []
     try:
-        for stage in stages:
-            if stage not in ("extract", "fingerprint"):
-                cfg = _stage_config(cfg, out, stage)
-                summary["config"] = cfg.to_dict()
+        for s in plan.stages:
+            metas = _metas(out)
+            scfg = _stage_config(cfg, out, s)
+            summary["config"] = scfg.to_dict()
+            reads = {t: (metas.get(t) or {}).get("recipe") for t in s.reads}
+            expected = recipe(s, scfg, reads, plan.stage_inputs.get(s.name))
+            if plan.fresh and plan.args.resume and None not in reads.values() and all(
+                    (metas.get(t) or {}).get("recipe") == expected for t in s.writes):
+                summary[s.name] = str(out / "report" / "index.html") if s.name == "report" \
+                    else metas[s.writes[0]].get("stats") or {}
+                kept.append(s.name)
+                console.say(f"{s.name}: kept from the interrupted run (same inputs and settings)")
+                continue
+            _check_reads(s, out, metas)
             began = time.time()
-            summary[stage] = _run_stage(stage, spark, cfg, out, args, inputs)
-            timings[stage] = round(time.time() - began, 1)
+            result = _run_one(s, spark, scfg, out, plan, progress)
+            stats = _stats_of(s, result)
+            for t in s.writes:
+                stamp_table(out, t, {"recipe": expected, "reads": reads, "stats": stats})
+            summary[s.name] = str(result) if s.name == "report" else stats
+            timings[s.name] = round(time.time() - began, 1)
+            progress.end()
     finally:
-        spark.stop()
+        progress.stop()
+        try:
+            spark.stop()
+        except Exception:  # stopping after an interrupt can fail in the JVM: the run is over anyway
+            pass
     summary["seconds"] = round(time.time() - started, 1)
     summary["stage_seconds"] = timings
-    if "report" in summary:  # where it will be once the folder is in place
-        summary["report"] = os.path.join(final, os.path.relpath(summary["report"], out))
-    with open(os.path.join(out, "summary.json"), "w") as fh:
-        json.dump(summary, fh, indent=2, sort_keys=True, default=str)
-        fh.write("\n")
-    if fresh:
-        from .output import replace_dir
-
-        replace_dir(out, final)
-    _print_summary(summary, cfg)
+    summary["ran"] = [s.name for s in plan.stages]
+    if kept:
+        summary["resumed"] = kept
+    stale = stale_tables(_metas(out))
+    summary["stale"] = stale
+    if stale and not plan.fresh:
+        tables = ", ".join(sorted(stale))
+        console.say(f"now stale (made from tables this command replaced): {tables}; rerun them with "
+                    f"'webwinnow {plan.stages[0].name} --out {plan.final} --downstream' or stage by stage")
     return summary
 
 
-def _print_summary(s: dict, cfg: RunConfig) -> None:
-    w = cfg.winnow
+def _write_summary(out: Path, summary: dict) -> None:
+    tmp = out / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, out / "summary.json")
+
+
+def _print_summary(s: dict, console: Console) -> None:
+    w = s["config"]["winnow"]
+    t, expected_density = w["w"] + w["k"] - 1, (1 / w["mod_p"] if w["mod_p"] else 2 / (w["w"] + 1))
     lines = []
+    ran = set(s.get("ran") or s)
+    s = {key: value for key, value in s.items() if key not in STAGE_NAMES or key in ran}
     if "extract" in s:
         e = s["extract"]
         lines.append(
@@ -195,13 +442,13 @@ def _print_summary(s: dict, cfg: RunConfig) -> None:
         )
     if "fingerprint" in s:
         f = s["fingerprint"]
-        expected = "1/p" if w.mod_p else "2/(w+1)"
+        expected = "1/p" if w["mod_p"] else "2/(w+1)"
         lines.append(
             f"{f['documents']:,} documents, {f['norm_chars']:,} normalized chars, {f['kgrams']:,} k-grams "
-            f"→ {f['fingerprints']:,} fingerprints (k={w.k}, w={w.w}, t={w.t}, "
-            f"{'robust' if w.robust else 'standard'}{f', mod p={w.mod_p}' if w.mod_p else ''})"
+            f"→ {f['fingerprints']:,} fingerprints (k={w['k']}, w={w['w']}, t={t}, "
+            f"{'robust' if w['robust'] else 'standard'}{', mod p=' + str(w['mod_p']) if w['mod_p'] else ''})"
         )
-        lines.append(f"density {f['density']:.4f} (expected {expected} = {w.expected_density:.4f} on random text)")
+        lines.append(f"density {f['density']:.4f} (expected {expected} = {expected_density:.4f} on random text)")
     if "hash_freq" in s:
         h = s["hash_freq"]
         fit, shares = h.get("fit") or {}, h.get("shares") or {}
@@ -218,41 +465,62 @@ def _print_summary(s: dict, cfg: RunConfig) -> None:
         c = s["clusters"]
         lines.append(f"{c['clusters']:,} near-duplicate clusters (resemblance >= {c['cluster_resemblance']}) "
                      f"holding {c['clustered_documents']:,} documents")
-    if "report" in s:
+    if isinstance(s.get("report"), str):
         lines.append(f"report: {s['report']}")
+    if s.get("stale"):
+        lines.append(f"stale tables: {', '.join(sorted(s['stale']))}")
+    lines.append(f"{s['seconds']} s: " + ", ".join(f"{k} {v}" for k, v in s["stage_seconds"].items()))
     tables = sorted(p.name for p in Path(s["out"]).iterdir() if p.is_dir() and not p.name.startswith("."))
     lines.append(f"output: {s['out']}  tables: {', '.join(tables)}")
-    lines.append(f"{s['seconds']} s: " + ", ".join(f"{k} {v}" for k, v in s["stage_seconds"].items()))
-    print("\n".join(f"webwinnow: {line}" for line in lines), flush=True)
+    console.result(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+# -- the command -----------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
+    """Run the command line argv; returns the exit status. capture: send the process's stdout and
+    stderr (the JVM's, the workers') to OUT/run.log; only when webwinnow is the whole process."""
     args = _parser().parse_args(argv)
-    try:
-        if args.command == "sample":
-            from .sample import write_sample
+    if args.command == "sample":
+        from .sample import write_sample
 
-            info = write_sample(args.out, pages=args.pages, seed=args.seed)
-            print(f"webwinnow: sample crawl: {len(info['warc_files'])} WARC files, {info['html_pages']} HTML pages, "
-                  f"{info['planted_copies']} planted copies in {os.path.abspath(args.out)}")
-            return 0
-        cfg = resolve_config(args)
-        stages = STAGES if args.command == "run" else (args.command,)
-        run_stages(stages, args, cfg)
+        info = write_sample(args.out, pages=args.pages, seed=args.seed)
+        print(f"webwinnow: sample crawl: {len(info['warc_files'])} WARC files, {info['html_pages']} HTML pages, "
+              f"{info['planted_copies']} planted copies in {os.path.abspath(args.out)}")
         return 0
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"webwinnow: error: {exc}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:
-        from .stages.extract import TooManyFailures
+    console = Console(quiet=args.quiet, verbose=args.verbose)
+    plan = None
+    try:
+        try:
+            cfg = resolve_config(args)
+        except ValueError as exc:  # the config's own checks: a bad value given by the user
+            raise UserError(str(exc)) from None
+        plan = Plan(args, cfg)
+        plan.check()
+        run_stages(plan, console, capture=capture)
+        return 0
+    except TooManyFailures as exc:
+        console.error(f"run failed: {exc}")
+        console.error(f"the ledger and log of this run are in {plan.staging}; {plan.final} was not changed")
+        return exc.exit_code
+    except UserError as exc:
+        console.error(f"error: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        if plan is None or not plan.fresh:
+            where = f"{plan.final}: finished tables were kept, the interrupted one is unchanged" if plan else "nothing changed"
+            console.error(f"interrupted; {where}")
+        else:
+            console.error(f"interrupted; {plan.final} unchanged; rerun with --resume to continue")
+        return 130
+    finally:
+        console.close()
 
-        if not isinstance(exc, TooManyFailures):
-            raise
-        print(f"webwinnow: run failed: {exc}\nwebwinnow: the ledger of this run is in "
-              f"{os.path.abspath(args.out)}.incomplete/ledger; {os.path.abspath(args.out)} was not changed",
-              file=sys.stderr)
-        return 3
+
+def entry() -> None:
+    """The `webwinnow` console script: webwinnow owns the process, so it records all of its output."""
+    raise SystemExit(main(capture=True))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

@@ -32,8 +32,8 @@ class WinnowConfig:
 
     def __post_init__(self) -> None:
         resolve_window(self.k, w=self.w)
-        if not isinstance(self.mod_p, int) or self.mod_p < 0:
-            raise ValueError(f"winnow.mod_p must be an integer >= 0, got {self.mod_p!r}")
+        if not isinstance(self.mod_p, int) or isinstance(self.mod_p, bool) or not 0 <= self.mod_p < 2**63:
+            raise ValueError(f"winnow.mod_p must be an integer >= 0 and < 2**63, got {self.mod_p!r}")
 
     @property
     def t(self) -> int:
@@ -64,8 +64,8 @@ class ExtractConfig:
             if f.name == "max_failed_ratio":
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                     raise ValueError(f"extract.max_failed_ratio must be within [0, 1], got {value!r}")
-            elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"extract.{f.name} must be a positive integer, got {value!r}")
+            elif not isinstance(value, int) or isinstance(value, bool) or not 1 <= value < 2**63:
+                raise ValueError(f"extract.{f.name} must be a positive integer below 2**63, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,9 @@ class PairsConfig:
         for name in ("max_df", "min_shared", "pair_budget", "max_spans", "max_chars", "report_pairs",
                      "report_details", "report_hashes"):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < (0 if name == "max_df" else 1):
-                raise ValueError(f"pairs.{name} must be an integer >= {0 if name == 'max_df' else 1}, got {value!r}")
+            low = 0 if name == "max_df" else 1
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value < 2**63:
+                raise ValueError(f"pairs.{name} must be an integer >= {low} and < 2**63, got {value!r}")
         if not 0.0 <= float(self.cluster_resemblance) <= 1.0:
             raise ValueError(f"pairs.cluster_resemblance must be within [0, 1], got {self.cluster_resemblance!r}")
 
@@ -136,6 +137,19 @@ def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], source: st
                     f"{source}: unknown key {section}.{key}; known: {', '.join(sorted(known))}"
                 )
             base.setdefault(section, {})[key] = value
+
+
+def default_config_files() -> list[Path]:
+    """The project's conf/webwinnow.toml (beside lib/ in a checkout or an editable install), so
+    the direct command applies the same settings as `make run`; WEBWINNOW_CONF names another
+    file ("" for none). An installed wheel has no conf/: the dataclass defaults apply."""
+    import os
+
+    named = os.environ.get("WEBWINNOW_CONF")
+    if named is not None:
+        return [Path(named)] if named else []
+    project = Path(__file__).resolve().parents[2] / "conf" / "webwinnow.toml"
+    return [project] if project.is_file() else []
 
 
 def load_config(files: list[str | Path] = (), overrides: Mapping[str, Mapping[str, Any]] | None = None) -> RunConfig:

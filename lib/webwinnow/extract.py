@@ -23,7 +23,9 @@ from . import schemas
 from .config import ExtractConfig
 from .html2text import HtmlRejected, html_to_text
 from .tagstrip import strip_tags_text
+from .reasons import REASONS
 from .httpbody import body_to_text, charset_from_content_type, decode_body, looks_binary
+from .storage import is_wet
 from .warc import RawRecord, iter_file
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "application/xml+xhtml", "application/vnd.wap.xhtml+xml")
@@ -31,7 +33,7 @@ _HTML_SNIFF = (b"<!doctype html", b"<html", b"<head", b"<body")
 
 #: Reasons that make an outcome "flagged" rather than "failed": the record is intact, its content
 #: hostile or unverifiable.
-FLAG_REASONS = frozenset({"oversized_payload", "decoded_size_limit", "digest_mismatch", "html_too_large", "html_too_deep"})
+FLAG_REASONS = frozenset(r for r, (outcome, _) in REASONS.items() if outcome == "flagged")
 
 
 def doc_id(path: str, offset: int, inner: int = 0) -> int:
@@ -65,16 +67,37 @@ def _is_html(body: bytes, content_type: str | None) -> bool:
     return body[:512].lstrip().lower().startswith(_HTML_SNIFF)
 
 
-def _judge(rec: RawRecord, cfg: ExtractConfig) -> dict:
+def _judge_text(rec: RawRecord) -> dict:
+    """A WET conversion record: the page's text, already extracted by the crawler (UTF-8)."""
+    doc = {"content_type": _content_type(rec), "document": True}
+    if rec.body_oversized:
+        return {**doc, "outcome": "flagged", "reason": "oversized_payload"}
+    if not rec.body:
+        return {**doc, "outcome": "skipped", "reason": "empty_payload"}
+    if rec.digest_ok() is False:
+        return {**doc, "outcome": "flagged", "reason": "digest_mismatch"}
+    flags: tuple[str, ...] = ("wet_text",)
+    try:
+        text = rec.body.decode("utf-8")
+    except UnicodeDecodeError:
+        text, flags = rec.body.decode("utf-8", errors="replace"), flags + ("charset_replaced",)
+    return {**doc, "outcome": "parsed", "reason": None, "text": text, "text_chars": len(text),
+            "html_bytes": len(rec.body), "charset": "utf-8", "flags": flags,
+            "body_sha256": hashlib.sha256(rec.body).hexdigest()}
+
+
+def _judge(rec: RawRecord, cfg: ExtractConfig, wet: bool = False) -> dict:
     """The outcome of one intact record, and its document fields when it is an HTML page.
 
     HTML comes from `response` records (HTTP envelope) and from `resource` records (the page
-    stored bare, as some crawlers and converters do).
+    stored bare, as some crawlers and converters do). In a WET file (wet=True) the
+    `conversion` records are the documents, their text already extracted; in a WARC file a
+    conversion restates a response of the same crawl and is skipped.
     """
     if rec.warc_type == "revisit":
         return {"outcome": "skipped", "reason": "revisit_record"}
     if rec.warc_type == "conversion":
-        return {"outcome": "skipped", "reason": "non_html"}
+        return _judge_text(rec) if wet else {"outcome": "skipped", "reason": "non_html"}
     if rec.warc_type not in ("response", "resource"):
         return {"outcome": "skipped", "reason": "non_response_record"}
     if rec.warc_type == "response":
@@ -134,6 +157,7 @@ def file_rows(path: str, cfg: ExtractConfig) -> Iterator[dict]:
     """Rows (EXTRACT_ROWS columns) for every record of one file, then the file's summary row."""
     counts = _Counts()
     status, reason, detail = "read_ok", None, None
+    wet = is_wet(path)
     try:
         for rec in iter_file(path, max_body=cfg.max_body_bytes, max_member=cfg.max_member_bytes):
             counts.seen += 1
@@ -141,7 +165,7 @@ def file_rows(path: str, cfg: ExtractConfig) -> Iterator[dict]:
                 result = {"outcome": "flagged" if rec.error in FLAG_REASONS else "failed", "reason": rec.error}
             else:
                 try:
-                    result = _judge(rec, cfg)
+                    result = _judge(rec, cfg, wet)
                 except Exception as exc:  # a bug or an input nobody foresaw: count it, go on
                     result = {"outcome": "failed", "reason": "internal_error", "detail": type(exc).__name__}
             setattr(counts, result["outcome"], getattr(counts, result["outcome"]) + 1)

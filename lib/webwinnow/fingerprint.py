@@ -19,12 +19,14 @@ from .unifold import fold_table
 
 
 DEFAULT_W = 100
+#: k, w and t index characters of one document (positions are int32 in the tables).
+MAX_WINDOW = 2**31 - 1
 
 
 def resolve_window(k: int, w: int | None = None, t: int | None = None) -> int:
     """The window w, given directly or through the guarantee threshold t = w + k - 1 (else 100)."""
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k (the noise threshold) must be an integer >= 1, got {k!r}")
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= MAX_WINDOW:
+        raise ValueError(f"k (the noise threshold) must be an integer >= 1 and <= {MAX_WINDOW}, got {k!r}")
     if t is not None:
         if w is not None:
             raise ValueError("give either w (the window) or t (the guarantee threshold), not both")
@@ -33,17 +35,19 @@ def resolve_window(k: int, w: int | None = None, t: int | None = None) -> int:
                 f"t (the guarantee threshold) must be an integer >= k = {k}, got {t!r}: "
                 "no match shorter than k is ever found"
             )
+        if t > MAX_WINDOW:
+            raise ValueError(f"t (the guarantee threshold) must be <= {MAX_WINDOW}, got {t!r}")
         return int(t) - int(k) + 1
     if w is None:
         return DEFAULT_W
-    if not isinstance(w, (int, np.integer)) or isinstance(w, bool) or w < 1:
-        raise ValueError(f"w (the window) must be an integer >= 1, got {w!r}")
+    if not isinstance(w, (int, np.integer)) or isinstance(w, bool) or not 1 <= w <= MAX_WINDOW:
+        raise ValueError(f"w (the window) must be an integer >= 1 and <= {MAX_WINDOW}, got {w!r}")
     return int(w)
 
 
 def _check_mod_p(mod_p: int) -> int:
-    if not isinstance(mod_p, (int, np.integer)) or isinstance(mod_p, bool) or mod_p < 0:
-        raise ValueError(f"mod_p must be an integer >= 0 (0 = winnowing), got {mod_p!r}")
+    if not isinstance(mod_p, (int, np.integer)) or isinstance(mod_p, bool) or not 0 <= mod_p < 2**63:
+        raise ValueError(f"mod_p must be an integer >= 0 and < 2**63 (0 = winnowing), got {mod_p!r}")
     return int(mod_p)
 
 

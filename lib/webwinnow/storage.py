@@ -1,9 +1,10 @@
 """Input listing: files, directories, globs and manifests of crawl files, resolved once on the driver.
 
-A manifest is a text file (optionally gzipped, like Common Crawl's ``warc.paths.gz``) with one
-path per line; relative lines are resolved against the manifest's folder. Inputs that name
-nothing are kept as they are so the extract stage records them as failed files, never dropping
-an input silently.
+Everything is checked here, before Spark starts: every path named must exist and be readable.
+A manifest is a text file (optionally gzipped, like Common Crawl's ``warc.paths.gz``) whose
+every line is a path of a crawl file (blank lines and ``#`` comments aside); relative lines are
+resolved against the manifest's folder. A text file that does not look like that is an error
+naming the line, never read as a list of paths by accident.
 """
 
 from __future__ import annotations
@@ -14,74 +15,121 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import UserError
+
 CRAWL_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wat", ".wat.gz", ".wet", ".wet.gz")
-MANIFEST_SUFFIXES = (".paths", ".paths.gz", ".txt", ".lst", ".list")
+WAT_SUFFIXES = (".wat", ".wat.gz")
+WET_SUFFIXES = (".wet", ".wet.gz")
+_SHOWN = 5
 
 
 @dataclass(frozen=True, order=True)
 class InputFile:
     path: str  # absolute path: also what document ids are derived from
-    size: int  # -1 when the file cannot be read (it becomes a failed ledger row)
+    size: int
 
 
 def is_crawl_file(name: str) -> bool:
     return name.lower().endswith(CRAWL_SUFFIXES)
 
 
-def _is_manifest(path: Path) -> bool:
-    return path.is_file() and path.name.lower().endswith(MANIFEST_SUFFIXES) and not is_crawl_file(path.name)
+def is_wet(name: str) -> bool:
+    """Common Crawl's extracted-text files: their conversion records are the pages' text."""
+    return name.lower().endswith(WET_SUFFIXES)
 
 
-def _read_manifest(path: Path) -> list[str]:
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        lines = [line.strip() for line in fh]
+def _manifest_lines(path: Path) -> list[str] | None:
+    """The paths a manifest lists, or None when the file is not a manifest of crawl files."""
+    try:
+        if path.name.lower().endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                lines = fh.read(64 << 20).splitlines()
+        else:
+            with open(path, encoding="utf-8") as fh:
+                lines = fh.read(64 << 20).splitlines()
+    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
+        return None
     out = []
-    for line in lines:
+    for raw in lines:
+        line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        out.append(line if os.path.isabs(line) else str(path.parent / line))
-    return out
+        if not is_crawl_file(line.split("?", 1)[0]):
+            return None
+        out.append(line)
+    return out or None
 
 
-def _expand(spec: str, from_manifest: bool) -> list[str]:
+def _local(line: str, base: Path) -> str:
+    if line.startswith("file://"):
+        return line[len("file://"):]
+    if "://" in line:
+        raise UserError(f"{line}: remote inputs are not supported yet; download the files or mount the "
+                        "store and list local paths")
+    return line if os.path.isabs(line) else str(base / line)
+
+
+def _expand(spec: str, missing: list[str]) -> list[str]:
+    if "://" in spec and not spec.startswith("file://"):
+        _local(spec, Path("."))
+    spec = spec[len("file://"):] if spec.startswith("file://") else spec
     path = Path(spec)
     if any(ch in spec for ch in "*?["):
-        return sorted(p for p in glob.glob(spec, recursive=True) if os.path.isfile(p) and is_crawl_file(p))
+        found = sorted(p for p in glob.glob(spec, recursive=True) if os.path.isfile(p) and is_crawl_file(p))
+        if not found:
+            raise UserError(f"{spec!r} names no .warc/.warc.gz/.arc/.arc.gz/.wet file: check the path or glob")
+        return found
     if path.is_dir():
-        return sorted(str(p) for p in path.rglob("*") if p.is_file() and is_crawl_file(p.name))
-    if not from_manifest and _is_manifest(path):
-        out: list[str] = []
-        for line in _read_manifest(path):
-            out.extend(_expand(line, from_manifest=True) or [line])
-        return out
-    return [spec]
+        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and is_crawl_file(p.name))
+        if not found:
+            raise UserError(f"{spec}: the folder holds no .warc/.warc.gz/.arc/.arc.gz/.wet file")
+        return found
+    if not path.exists():
+        missing.append(spec)
+        return []
+    if not path.is_file():
+        raise UserError(f"input {spec} is not a regular file or folder")
+    if is_crawl_file(path.name):
+        return [spec]
+    lines = _manifest_lines(path)
+    if lines is None:
+        raise UserError(f"input {spec} is neither a crawl file (.warc, .warc.gz, .arc, .arc.gz, .wet, .wet.gz) "
+                        "nor a manifest (a text file whose every line is the path of one)")
+    out: list[str] = []
+    for line in lines:
+        local = _local(line, path.parent)
+        if os.path.isfile(local):
+            out.append(local)
+        else:
+            missing.append(f"{local} (listed in {spec})")
+    return out
 
 
 def list_inputs(specs: list[str] | tuple[str, ...]) -> list[InputFile]:
     """Every crawl file the specs name, absolute, deduplicated, sorted (so ids and tasks are stable).
 
-    Raises ValueError when nothing at all is named; a spec naming a missing file is kept (it
-    becomes a failed ledger row) while a glob or directory with no crawl files is an error, since
-    that is almost always a typo.
+    Raises UserError (a ValueError) when nothing is named, when a path does not exist or cannot
+    be read, when a glob or folder holds no crawl file, when a text file is not a manifest, and
+    when every input is a WAT file (metadata only: no page text to compare).
     """
     if not specs:
-        raise ValueError("no input given: pass WARC/ARC files, directories, globs or a manifest of paths")
+        raise UserError("no input given: pass WARC/ARC/WET files, directories, globs or a manifest of paths")
     found: dict[str, InputFile] = {}
+    missing: list[str] = []
     for spec in specs:
-        paths = _expand(str(spec), from_manifest=False)
-        if not paths:
-            raise ValueError(
-                f"{spec!r} names no .warc/.warc.gz/.arc/.arc.gz file: check the path or glob"
-            )
-        for p in paths:
+        for p in _expand(str(spec), missing):
             absolute = os.path.abspath(p)
-            try:
-                size = os.path.getsize(absolute)
-            except OSError:
-                size = -1
-            found[absolute] = InputFile(absolute, size)
-    return sorted(found.values())
+            if not os.access(absolute, os.R_OK):
+                raise UserError(f"input {p} cannot be read (permission denied): fix its permissions")
+            found[absolute] = InputFile(absolute, os.path.getsize(absolute))
+    if missing:
+        shown = "; ".join(missing[:_SHOWN]) + (f"; and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else "")
+        raise UserError(f"{len(missing)} input path{'s do' if len(missing) > 1 else ' does'} not exist: {shown}")
+    files = sorted(found.values())
+    if files and all(f.path.lower().endswith(WAT_SUFFIXES) for f in files):
+        raise UserError("every input is a WAT file (metadata records, no page text): give the WARC files, "
+                        "or the WET files for their extracted text")
+    return files
 
 
 def group_inputs(files: list[InputFile], target_bytes: int, max_files: int = 64) -> list[list[InputFile]]:

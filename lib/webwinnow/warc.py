@@ -91,10 +91,12 @@ class _QuietIterator(ArchiveIterator):
 
 
 def _status(code) -> int | None:
-    try:
-        return int(code)
-    except (TypeError, ValueError):
+    """The HTTP status of a status line's code, None unless it is three digits 100–599 (a record
+    whose body is not an HTTP message, such as a stored CDX listing, has no status)."""
+    code = (code or "").strip() if isinstance(code, str) else code
+    if not isinstance(code, str) or len(code) != 3 or not code.isdigit() or not 100 <= int(code) <= 599:
         return None
+    return int(code)
 
 
 def _read_capped(stream, cap: int) -> tuple[bytes, bool]:

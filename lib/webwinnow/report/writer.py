@@ -19,8 +19,9 @@ from .model import HashView, PairView
 from .plot import write_rank_frequency_png
 from ..output import replace_dir
 
-# What a report folder may hold (stats.json.tmp: output.update_stats's temporary file).
-_REPORT_NAMES = {"index.html", "boilerplate.html", "stats.json", "stats.json.tmp", "rank_frequency.png", "pair"}
+# What a report folder may hold (_webwinnow.json: the stage's record, see output.stamp_table).
+_REPORT_NAMES = {"index.html", "boilerplate.html", "stats.json", "rank_frequency.png", "pair",
+                 "_webwinnow.json", "_webwinnow.json.tmp"}
 _PAGE_NAME = re.compile(r"pairs-\d{3,}\.html")
 
 

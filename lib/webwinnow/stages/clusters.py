@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from .. import schemas
 from ..clusters import components
 from ..config import RunConfig
-from ..output import update_stats, write_table
+from ..output import write_table
 
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
@@ -36,5 +36,4 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
         "clustered_documents": int(len(doc)),
         "largest": int(size.max()) if len(size) else 0,
     }
-    update_stats(out, "clusters", stats)
     return stats

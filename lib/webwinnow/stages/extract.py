@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..config import RunConfig
+from ..errors import TooManyFailures
 from ..extract import file_rows, rows_to_batches
 from ..faults import injected_stages, maybe_fail
 from ..output import write_table
@@ -33,37 +34,46 @@ class ExtractResult:
     failed_files: int
 
 
-def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig) -> tuple[DataFrame, int]:
-    """The EXTRACT_ROWS DataFrame for the inputs, and the number of tasks it runs in."""
+def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, progress=None) -> tuple[DataFrame, int]:
+    """The EXTRACT_ROWS DataFrame for the inputs, and the number of tasks it runs in.
+
+    progress: optional (bytes, records) accumulators that tasks add to as they finish files.
+    """
     # Small inputs still spread over every core: aim for two tasks per core, never above task_bytes.
     total = sum(max(f.size, 0) for f in inputs)
     target = max(1, min(cfg.extract.task_bytes, -(-total // (2 * spark.sparkContext.defaultParallelism))))
-    groups = [[f.path for f in g] for g in group_inputs(inputs, target, cfg.extract.max_files_per_task)]
+    groups = [[(f.path, max(f.size, 0)) for f in g] for g in group_inputs(inputs, target, cfg.extract.max_files_per_task)]
     extract_cfg = cfg.extract
     inject = injected_stages(spark)
+    bytes_acc, records_acc = progress or (None, None)
 
     def read_groups(batches):
         for batch in batches:
             maybe_fail("extract", inject)
             for gid in batch.column(0).to_pylist():
-                for path in groups[gid]:
-                    yield from rows_to_batches(file_rows(path, extract_cfg))
+                for path, size in groups[gid]:
+                    yield from rows_to_batches(_counted(file_rows(path, extract_cfg), size, bytes_acc, records_acc))
 
     # spark.range(n, numPartitions=n) puts exactly one group id in each partition.
     ids = spark.range(len(groups), numPartitions=len(groups))
     return ids.mapInArrow(read_groups, schemas.spark_schema(schemas.EXTRACT_ROWS)), len(groups)
 
 
+def _counted(rows, size: int, bytes_acc, records_acc):
+    """rows as they are; a file's bytes and records go to the progress accumulators at its end."""
+    for row in rows:
+        if bytes_acc is not None and row.get("kind") == "file":
+            bytes_acc.add(size)
+            records_acc.add(row["records_seen"])
+        yield row
+
+
 def _project(rows: DataFrame, table: str, mapping: list[tuple[str, str]]) -> DataFrame:
     return rows.filter(F.col("table") == table).select(*[F.col(src).alias(dst) for dst, src in mapping])
 
 
-class TooManyFailures(RuntimeError):
-    """More input files failed than extract.max_failed_ratio allows; documents were not written."""
-
-
-def run(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, out: str) -> ExtractResult:
-    rows, tasks = extract_rows(spark, inputs, cfg)
+def run(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, out: str, progress=None) -> ExtractResult:
+    rows, tasks = extract_rows(spark, inputs, cfg, progress)
     # Both tables come from one read of the crawl; the rows are kept until both are written.
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     try:

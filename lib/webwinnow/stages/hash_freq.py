@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..config import RunConfig
-from ..output import update_stats, write_table
+from ..output import write_table
 from ..powerlaw import fit_power_law, frequency_shares, rank_frequency
 
 
@@ -66,5 +66,4 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     rank_df = spark.createDataFrame(runs, schema=schemas.spark_schema(schemas.RANK_FREQ))
     stats = {"hashes": sum(n for _, n in fof), "fit": fit, "shares": shares}
     write_table(rank_df.coalesce(1), out, "rank_freq", cfg, "hash_freq", stats)
-    update_stats(out, "hash_freq", stats)
     return stats

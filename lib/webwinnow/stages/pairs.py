@@ -14,7 +14,6 @@ task needs only its share of one hash partition (spark.sql.shuffle.partitions se
 from __future__ import annotations
 
 import math
-import os
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -22,7 +21,7 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..config import RunConfig
-from ..output import update_stats, write_table
+from ..output import table_is_current, write_table
 
 MIN_AUTO_DF = 10
 
@@ -110,14 +109,13 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
         fp.unpersist()
     n_pairs = spark.read.parquet(f"{out}/pairs").count()
     result = {**meta, "documents": documents, "pairs": n_pairs, "boilerplate_hashes": boilerplate_hashes(spark, out, max_df).count()}
-    update_stats(out, "pairs", result)
     return result
 
 
 def boilerplate_hashes(spark: SparkSession, out: str, max_df: int) -> DataFrame:
-    """Hashes in more than max_df documents: from hash_freq when that stage has run, else counted
-    from the fingerprints."""
-    if os.path.isdir(os.path.join(out, "hash_freq")):
+    """Hashes in more than max_df documents: from hash_freq when it is current (made from these
+    fingerprints), else counted from the fingerprints."""
+    if table_is_current(out, "hash_freq"):
         freq = spark.read.parquet(f"{out}/hash_freq").select("hash", "docs")
     else:
         freq = spark.read.parquet(f"{out}/fingerprints").groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"))

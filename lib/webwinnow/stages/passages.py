@@ -18,7 +18,7 @@ from .. import schemas
 from ..config import RunConfig
 from ..faults import injected_stages, maybe_fail
 from ..fingerprint import fingerprint
-from ..output import read_table_config, update_stats, write_table
+from ..output import read_table_config, write_table
 from ..passages import copied_passages
 from .pairs import boilerplate_hashes
 
@@ -109,5 +109,4 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     stats = {"passages": row["passages"], "pairs_with_passages": row["pairs"],
              "capped_spans": row["capped"] or 0, "normalized_chars": row["chars"] or 0,
              "boilerplate_passages": row["boilerplate"] or 0, "max_df": max_df}
-    update_stats(out, "passages", stats)
     return stats

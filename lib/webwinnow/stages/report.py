@@ -7,55 +7,51 @@ run-length-encoded rank–frequency curve.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
-from pathlib import Path
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from ..config import RunConfig
+from ..errors import UserError
+from ..output import table_meta
 from ..report import HashView, PairView, write_report
 
-STAGE_KEYS = ("hash_freq", "pairs", "passages", "clusters")
+STAGE_TABLES = {"hash_freq": "rank_freq", "pairs": "pairs", "passages": "passages", "clusters": "clusters"}
 
 
-def _stats(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
-    path = Path(out) / "report" / "stats.json"
-    recorded = json.loads(path.read_text()) if path.exists() else {}
-    # Each stage records its own entry under "stages"; the report adds the run-wide numbers.
-    stages = {key: value for key, value in recorded.get("stages", {}).items() if key in STAGE_KEYS}
+def _stage_stats(out: str, table: str) -> dict:
+    stats = (table_meta(out, table) or {}).get("stats")
+    if stats is None:
+        raise UserError(f"{out}/{table} records no statistics (made by an older webwinnow): "
+                        "rerun 'webwinnow run' on the crawl")
+    return stats
+
+
+def _stats(cfg: RunConfig, out: str) -> dict:
+    """The report's figures, from the statistics each stage stored once beside its table."""
+    stages = {key: _stage_stats(out, table) for key, table in STAGE_TABLES.items()}
     w = cfg.winnow
     stats: dict = {"k": w.k, "w": w.w, "t": w.t, "robust": w.robust, "mod_p": w.mod_p,
                    "expected_density": w.expected_density, "stages": stages}
-    files = spark.read.parquet(f"{out}/ledger").filter(F.col("kind") == "file")
-    row = files.agg(
-        F.count(F.lit(1)).alias("inputs"),
-        *[F.sum(c).alias(c) for c in ("records_seen", "parsed", "skipped", "failed", "flagged")],
-        F.sum(F.when(F.col("status") == "failed", 1).otherwise(0)).alias("failed_files"),
-    ).first().asDict()
-    row["records"] = row.pop("records_seen")
-    stats.update({key: (value or 0) for key, value in row.items()})
-    doc = spark.read.parquet(f"{out}/doc_stats").agg(
-        F.count(F.lit(1)).alias("documents"), F.sum("fingerprints").alias("fingerprints"),
-        F.sum("kgrams").alias("kgrams"), F.sum("norm_chars").alias("norm_chars"),
-    ).first().asDict()
-    stats.update({key: (value or 0) for key, value in doc.items()})
-    stats["density"] = stats["fingerprints"] / stats["kgrams"] if stats["kgrams"] else 0.0
+    e, f = _stage_stats(out, "ledger"), _stage_stats(out, "doc_stats")
+    stats.update({"inputs": e["files"], "failed_files": e["failed_files"],
+                  **{key: e[key] for key in ("records", "parsed", "skipped", "failed", "flagged")}})
+    stats.update({key: f[key] for key in ("documents", "fingerprints", "kgrams", "norm_chars", "density")})
     for stage, keys in (("pairs", ("max_df", "pairs", "boilerplate_hashes")),
                         ("passages", ("passages", "pairs_with_passages")),
                         ("clusters", ("clusters", "clustered_documents", "cluster_resemblance")),
                         ("hash_freq", ("hashes",))):
         for key in keys:
-            if key in stages.get(stage, {}):
+            if key in stages[stage]:
                 stats[key] = stages[stage][key]
     return stats
 
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
     pcfg = cfg.pairs
-    stats = _stats(spark, cfg, out)
+    stats = _stats(cfg, out)
     top = (
         spark.read.parquet(f"{out}/pairs")
         .withColumn("_c", F.greatest("containment_a", "containment_b"))

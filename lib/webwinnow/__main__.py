@@ -1,0 +1,5 @@
+"""`python -m webwinnow ...` = the `webwinnow` command."""
+
+from .cli import entry
+
+entry()

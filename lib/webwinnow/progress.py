@@ -1,0 +1,141 @@
+"""Progress of the running stage, read from Spark's status tracker (no UI needed).
+
+Each stage's Spark jobs run in a job group named after the stage. A thread polls the tracker:
+on a terminal it redraws one bar line twice a second; otherwise (a pipe, CI, a log) it prints a
+plain line every few seconds (``WEBWINNOW_PROGRESS_SECONDS``, 10 by default). The extract stage
+also reports bytes and records read, from accumulators its tasks add to when they finish
+(display only: a recomputed task adds twice, so they are capped at the totals; the ledger is
+the record).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+from .console import Console
+
+
+@dataclass
+class _Current:
+    name: str
+    started: float
+    total_bytes: int = 0
+    bytes_acc: object = None
+    records_acc: object = None
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 60}:{seconds % 60:02d}" if seconds >= 60 else f"{seconds} s"
+
+
+class Progress:
+    def __init__(self, spark, console: Console) -> None:
+        self.sc = spark.sparkContext
+        self.console = console
+        self.enabled = not console.quiet
+        self.tty = console.tty
+        self.interval = 0.5 if self.tty else float(os.environ.get("WEBWINNOW_PROGRESS_SECONDS", "10"))
+        self.current: _Current | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._seen: dict[int, float] = {}
+
+    def accumulators(self):
+        """(bytes, records) accumulators for the extract stage's tasks."""
+        return self.sc.accumulator(0), self.sc.accumulator(0)
+
+    def begin(self, name: str, total_bytes: int = 0, accs=None) -> None:
+        self.sc.setJobGroup(name, f"webwinnow {name}")
+        with self._lock:
+            self.current = _Current(name, time.time(), total_bytes, *(accs or (None, None)))
+        self.console.say(f"{name} ...")
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="webwinnow-progress", daemon=True)
+            self._thread.start()
+
+    def end(self, note: str = "") -> float:
+        with self._lock:
+            cur, self.current = self.current, None
+        elapsed = time.time() - cur.started if cur else 0.0
+        self.console.clear_bar()
+        if cur:
+            self.console.say(f"{cur.name} done in {elapsed:.1f} s" + (f": {note}" if note else ""))
+        return elapsed
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.console.clear_bar()
+
+    def _loop(self) -> None:
+        last_line = time.time()
+        while not self._stop.wait(self.interval if self.tty else 0.5):
+            with self._lock:
+                cur = self.current
+            if cur is None:
+                continue
+            try:
+                line = self.line(cur)
+            except Exception:  # the tracker goes away while Spark stops: nothing to show
+                continue
+            if self.tty:
+                self.console.bar(line)
+            elif time.time() - last_line >= self.interval:
+                self.console.say(line)
+                last_line = time.time()
+
+    def line(self, cur: _Current) -> str:
+        tracker = self.sc.statusTracker()
+        jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(cur.name)]
+        jobs = [j for j in jobs if j is not None]
+        done_jobs = sum(j.status == "SUCCEEDED" for j in jobs)
+        now = time.time()
+        tasks = done = 0
+        step_left = None
+        for sid in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(sid)
+            if info is None:
+                continue
+            tasks += info.numTasks
+            done += info.numCompletedTasks
+            seen = self._seen.setdefault(sid, now)
+            if info.numCompletedTasks:
+                est = (now - seen) * (info.numTasks - info.numCompletedTasks) / info.numCompletedTasks
+                step_left = max(step_left or 0.0, est)
+        elapsed = now - cur.started
+        parts = []
+        if tasks:
+            parts.append(f"{done}/{tasks} tasks")
+        if jobs:
+            parts.append(f"{done_jobs} of {len(jobs)} Spark jobs done")
+        left = None
+        if cur.bytes_acc is not None and cur.total_bytes:
+            read = min(cur.bytes_acc.value, cur.total_bytes)
+            parts.append(f"{_size(read)} of {_size(cur.total_bytes)} read")
+            parts.append(f"{min(cur.records_acc.value, 10**18):,} records")
+            if read:
+                left = elapsed * (cur.total_bytes - read) / read
+        parts.append(f"{_clock(elapsed)} elapsed")
+        if left is not None:
+            parts.append(f"about {_clock(left)} left")
+        elif step_left is not None:
+            # later stages run several Spark jobs whose count is not known ahead: estimate the current one
+            parts.append(f"about {_clock(step_left)} left in this job")
+        head = cur.name
+        share = (min(cur.bytes_acc.value, cur.total_bytes) / cur.total_bytes
+                 if cur.bytes_acc is not None and cur.total_bytes else (done / tasks if tasks else None))
+        if self.tty and share is not None:
+            head += f" [{'#' * int(share * 20):.<20}]"
+        return f"{head}: " + ", ".join(parts)
