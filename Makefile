@@ -13,13 +13,21 @@ CONF   ?= conf/webwinnow.toml
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: run test bench sample prereqs browser clean
+.PHONY: run test test-fast lint bench sample prereqs browser clean
 
 run: $(STAMP) $(if $(filter $(SAMPLE),$(INPUT)),$(SAMPLE)/planted.json)
 	$(VENV)/bin/webwinnow run $(INPUT) --out $(OUT) --conf $(CONF)
 
-test: $(STAMP) browser
+test: lint browser
 	$(PY) -m pytest -q
+
+# The unit tests: no JVM, no browser.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q tests/unit
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 # The report is tested in a real headless browser: Debian's chromium.
 browser:
@@ -37,7 +45,7 @@ bench: $(STAMP)
 
 sample: $(SAMPLE)/planted.json
 
-$(SAMPLE)/planted.json: $(STAMP) lib/webwinnow/sample.py
+$(SAMPLE)/planted.json: $(STAMP) $(wildcard lib/webwinnow/sample/*.py)
 	$(VENV)/bin/webwinnow sample $(SAMPLE)
 
 # Prerequisites are checked before anything is installed, with a message saying what to do.

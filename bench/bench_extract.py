@@ -18,7 +18,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 PEAK = """
 import resource, sys
 from webwinnow.config import ExtractConfig
-from webwinnow.extract import file_rows
+from webwinnow.crawl.records import file_rows
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 rows = list(file_rows(sys.argv[1], ExtractConfig()))
 print(rows[-1]["flagged"], (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
@@ -27,7 +27,7 @@ print(rows[-1]["flagged"], (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss -
 
 def main() -> int:
     from webwinnow.config import ExtractConfig
-    from webwinnow.extract import file_rows
+    from webwinnow.crawl.records import file_rows
 
     real = sorted(p for p in (SHARED / "warc" / "real").glob("*") if p.is_file())
     if not real:

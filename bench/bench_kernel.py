@@ -24,8 +24,8 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 import webwinnow as ww  # noqa: E402
-from webwinnow import kernel  # noqa: E402
-from webwinnow.unifold import fold_table  # noqa: E402
+from webwinnow.core import kernel  # noqa: E402
+from webwinnow.core.charfold import fold_table  # noqa: E402
 
 RUNS = 5
 MB = 1e6

@@ -1,3 +1,5 @@
+"""Fixtures shared by every test folder (paths are in paths.py, slow references in naive.py)."""
+
 from __future__ import annotations
 
 import os
@@ -6,23 +8,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-REAL = SHARED / "data" / "warc" / "real"
-MALFORMED = SHARED / "data" / "warc" / "malformed"
-BADWARC = SHARED / "data" / "badwarc"
-CONF = REPO / "conf" / "webwinnow.toml"
+from paths import CONF
 
 # Spark's Python workers must run this interpreter (the venv), whatever started pytest.
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-
-
-def need(path: Path) -> Path:
-    """Skip, saying why, when the shared data set beside the repository is absent."""
-    if not path.exists():
-        pytest.skip(f"{path} is absent: these tests read the shared crawl files beside the repository")
-    return path
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from webwinnow.unifold import fold_char
+from webwinnow.core.charfold import fold_char
 
 HASH_BASE = 0x9E3779B97F4A7C15
 MOD = 2**64
@@ -36,7 +36,7 @@ def normalize(text: str) -> tuple[str, list[int]]:
     return "".join(chars), offsets
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _power(e: int) -> int:
     """b^e, exact (a big int); cached only to keep the reference from being needlessly slow."""
     return HASH_BASE**e

@@ -8,7 +8,7 @@
 
 Exit status: 0 done; 2 a usage error or a refusal (nothing was changed); 3 too many input
 files failed (nothing published); 130 interrupted (OUT unchanged). Anything else is a bug and
-keeps its traceback. `spark-submit jobs/<stage>.py` takes the same options as `webwinnow <stage>`.
+keeps its traceback. `spark-submit jobs/submit.py STAGE ...` takes the same arguments as `webwinnow STAGE ...`.
 """
 
 from __future__ import annotations
@@ -28,10 +28,9 @@ from . import __version__
 from .config import RunConfig, default_config_files, load_config
 from .console import Console
 from .errors import TooManyFailures, UserError
-from .pipeline import STAGES, Stage, downstream, recipe, stage, stale_tables
+from .stages import STAGES, Stage, downstream, recipe, stage, stale_tables
 
 FRESH = ("run", "extract")
-STAGE_NAMES = {s.name for s in STAGES}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,13 +78,11 @@ def _parser() -> argparse.ArgumentParser:
     inputs.add_argument("--max-failed-ratio", type=float, metavar="R",
                         help="fail the run (exit 3, nothing published) when more than this share of input files fail (0.1)")
 
-    options = {"fingerprint": [winnow], "pairs": [pairing], "clusters": [clustering]}
+    groups = {"inputs": inputs, "fresh": fresh, "later": later, "winnow": winnow, "pairing": pairing,
+              "clustering": clustering}
     sub.add_parser("run", parents=[inputs, common, fresh, winnow, pairing, clustering], help="run every stage")
     for s in STAGES:
-        parents = [inputs, common, fresh] if s.name == "extract" else [common, *options.get(s.name, [])]
-        if s.name not in ("extract", "report"):
-            parents.append(later)
-        sub.add_parser(s.name, parents=parents, help=s.help)
+        sub.add_parser(s.name, parents=[common, *(groups[g] for g in s.options)], help=s.help)
     sample = sub.add_parser("sample", help="write the project's deterministic sample crawl")
     sample.add_argument("out", metavar="OUT_DIR")
     sample.add_argument("--pages", type=int, default=300)
@@ -94,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from .unifold import UNICODE_VERSION
+    from .core.charfold import UNICODE_VERSION
 
     return f"webwinnow {__version__} (Python {sys.version.split()[0]}, Unicode {UNICODE_VERSION})"
 
@@ -106,7 +103,7 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
     if getattr(args, "k", None) is not None:
         winnow["k"] = args.k
     if getattr(args, "t", None) is not None:
-        from .fingerprint import resolve_window
+        from ._checks import resolve_window
 
         k = winnow.get("k")
         if k is None:
@@ -153,7 +150,7 @@ class Plan:
 
     def check(self) -> None:
         from .outdir import check_replaceable
-        from .pipeline import TABLES
+        from .stages import TABLES
 
         for path in self.exclude:
             if not os.path.isfile(path):
@@ -172,7 +169,7 @@ class Plan:
             raise UserError(f"--out {self.args.out}: cannot write in {parent} ({exc.strerror}): "
                             "choose a folder you can write") from None
         if self.fresh:
-            from .storage import list_inputs
+            from .crawl.inputs import list_inputs
 
             self.inputs = list_inputs(self.args.inputs)
             self.stage_inputs["extract"] = [(f.path, f.size, os.stat(f.path).st_mtime_ns) for f in self.inputs]
@@ -205,8 +202,8 @@ class Plan:
 
 
 def _metas(out: Path) -> dict[str, dict | None]:
-    from .output import table_meta
-    from .pipeline import TABLES
+    from .stages import TABLES
+    from .tables import table_meta
 
     return {t: table_meta(out, t) for t in TABLES}
 
@@ -214,7 +211,7 @@ def _metas(out: Path) -> dict[str, dict | None]:
 def _check_reads(s: Stage, out: Path, metas: dict) -> None:
     """A stage's input tables exist and are current; else say which stage to run."""
     stale = stale_tables(metas)
-    from .pipeline import WRITER
+    from .stages import WRITER
 
     for t in s.reads:
         writer = WRITER[t].name
@@ -242,7 +239,7 @@ def _stage_config(cfg: RunConfig, out: Path, s: Stage) -> RunConfig:
     if s.name in ("extract", "fingerprint"):
         return cfg
     from .config import WinnowConfig
-    from .output import read_table_config
+    from .tables import read_table_config
 
     made = read_table_config(str(out), "fingerprints")["config"]["winnow"]
     return replace(cfg, winnow=WinnowConfig(**made))
@@ -251,14 +248,14 @@ def _stage_config(cfg: RunConfig, out: Path, s: Stage) -> RunConfig:
 def _run_one(s: Stage, spark, cfg: RunConfig, out: Path, plan: Plan, progress) -> Any:
     import importlib
 
-    module = importlib.import_module(f".stages.{s.name}", __package__)
+    module = importlib.import_module(s.module)
     if s.name == "extract":
         accs = progress.accumulators()
         progress.begin(s.name, sum(max(f.size, 0) for f in plan.inputs), accs)
         return module.run(spark, plan.inputs, cfg, str(out), progress=accs)
     progress.begin(s.name)
     if s.name == "pairs":
-        from .exclude import exclusion_hashes
+        from .stages._exclusions import exclusion_hashes
 
         excluded = exclusion_hashes(plan.exclude, cfg.winnow.k, cfg.extract) if plan.exclude else None
         return module.run(spark, cfg, str(out), excluded)
@@ -268,7 +265,7 @@ def _run_one(s: Stage, spark, cfg: RunConfig, out: Path, plan: Plan, progress) -
 def _kernels_cached() -> bool:
     """Whether Numba's on-disk cache holds the main kernel (else this is a first run, which
     compiles all of them: about 20 s)."""
-    from . import kernel
+    from .core import kernel
 
     try:
         return os.path.exists(kernel._fingerprint_batch._cache._cache_file._index_path)
@@ -283,10 +280,10 @@ def _warm_kernels(console: Console) -> None:
         console.say("compiling the winnowing and extraction kernels (first run only; cached afterwards) ...")
     import numpy as np
 
-    from .clusters import components
-    from .fingerprint import fingerprint, fingerprint_batch
-    from .html2text import html_to_text
-    from .passages import copied_passages
+    from .analysis.components import components
+    from .analysis.spans import copied_passages
+    from .core.winnowing import fingerprint, fingerprint_batch
+    from .text.html2text import html_to_text
 
     text = "warm up " * 40
     fingerprint_batch([text], 5, 4)
@@ -309,10 +306,10 @@ def run_stages(plan: Plan, console: Console, capture: bool = False) -> dict:
     and say which downstream tables they left stale.
     """
     from .outdir import MARKER, RunLock, remove_own, write_marker
-    from .output import replace_dir
-    from .pipeline import TABLES
+    from .stages import TABLES
+    from .tables import replace_dir
 
-    cfg, final = plan.cfg, plan.final
+    final = plan.final
     with RunLock(final, f"webwinnow {plan.args.command}") as lock:
         if lock.stale_owner:
             console.say(f"took over the lock of a run that is gone (pid {lock.stale_owner.get('pid')} on "
@@ -357,9 +354,9 @@ def run_stages(plan: Plan, console: Console, capture: bool = False) -> dict:
 
 
 def _run_in(plan: Plan, out: Path, console: Console) -> dict:
-    from .output import stamp_table
     from .progress import Progress
-    from .session import build_session
+    from .stages._session import build_session
+    from .tables import stamp_table
 
     cfg = plan.cfg
     summary: dict = {"out": str(plan.final), "config": cfg.to_dict(), "tag": cfg.tag}
@@ -388,7 +385,7 @@ def _run_in(plan: Plan, out: Path, console: Console) -> dict:
             if plan.fresh and plan.args.resume and None not in reads.values() and all(
                     (metas.get(t) or {}).get("recipe") == expected for t in s.writes):
                 summary[s.name] = str(out / "report" / "index.html") if s.name == "report" \
-                    else metas[s.writes[0]].get("stats") or {}
+                    else (metas[s.writes[0]] or {}).get("stats") or {}
                 kept.append(s.name)
                 console.say(f"{s.name}: kept from the interrupted run (same inputs and settings)")
                 continue
@@ -429,44 +426,11 @@ def _write_summary(out: Path, summary: dict) -> None:
 
 def _print_summary(s: dict, console: Console) -> None:
     w = s["config"]["winnow"]
-    t, expected_density = w["w"] + w["k"] - 1, (1 / w["mod_p"] if w["mod_p"] else 2 / (w["w"] + 1))
     lines = []
     ran = set(s.get("ran") or s)
-    s = {key: value for key, value in s.items() if key not in STAGE_NAMES or key in ran}
-    if "extract" in s:
-        e = s["extract"]
-        lines.append(
-            f"read {e['files']} files in {e['tasks']} tasks: {e['records']:,} records = "
-            f"{e['parsed']:,} parsed + {e['skipped']:,} skipped + {e['failed']:,} failed + "
-            f"{e['flagged']:,} flagged ({e['failed_files']} files failed)"
-        )
-    if "fingerprint" in s:
-        f = s["fingerprint"]
-        expected = "1/p" if w["mod_p"] else "2/(w+1)"
-        lines.append(
-            f"{f['documents']:,} documents, {f['norm_chars']:,} normalized chars, {f['kgrams']:,} k-grams "
-            f"→ {f['fingerprints']:,} fingerprints (k={w['k']}, w={w['w']}, t={t}, "
-            f"{'robust' if w['robust'] else 'standard'}{', mod p=' + str(w['mod_p']) if w['mod_p'] else ''})"
-        )
-        lines.append(f"density {f['density']:.4f} (expected {expected} = {expected_density:.4f} on random text)")
-    if "hash_freq" in s:
-        h = s["hash_freq"]
-        fit, shares = h.get("fit") or {}, h.get("shares") or {}
-        slope = f"{fit['slope']:.2f}" if fit.get("slope") is not None else "n/a"
-        lines.append(f"{h['hashes']:,} distinct hashes; rank–frequency slope {slope}; "
-                     f"seen in 1/2/3 documents: " + "/".join(f"{100 * (shares.get(key) or 0):.0f}%" for key in ("once", "twice", "three_times")))
-    if "pairs" in s:
-        p = s["pairs"]
-        lines.append(f"{p['pairs']:,} document pairs share fingerprints (max_df {p['max_df']}"
-                     f"{' auto' if p['max_df_auto'] else ''}; hashes in more documents are boilerplate)")
-    if "passages" in s:
-        lines.append(f"{s['passages']['passages']:,} copied passages")
-    if "clusters" in s:
-        c = s["clusters"]
-        lines.append(f"{c['clusters']:,} near-duplicate clusters (resemblance >= {c['cluster_resemblance']}) "
-                     f"holding {c['clustered_documents']:,} documents")
-    if isinstance(s.get("report"), str):
-        lines.append(f"report: {s['report']}")
+    for st in STAGES:
+        if st.name in s and st.name in ran:
+            lines += st.summary(s[st.name], w)
     if s.get("stale"):
         lines.append(f"stale tables: {', '.join(sorted(s['stale']))}")
     lines.append(f"{s['seconds']} s: " + ", ".join(f"{k} {v}" for k, v in s["stage_seconds"].items()))
@@ -500,6 +464,7 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
         run_stages(plan, console, capture=capture)
         return 0
     except TooManyFailures as exc:
+        assert plan is not None  # only the extract stage raises it
         console.error(f"run failed: {exc}")
         console.error(f"the ledger and log of this run are in {plan.staging}; {plan.final} was not changed")
         return exc.exit_code

@@ -11,12 +11,16 @@ import dataclasses
 import hashlib
 import json
 import tomllib
+import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from .fingerprint import resolve_window
-from .unifold import UNICODE_VERSION
+from ._checks import resolve_window
+
+#: The Unicode database the character folding (core.charfold) is built from: part of every tag.
+UNICODE_VERSION = unicodedata.unidata_version
 
 MiB = 1 << 20
 
@@ -152,7 +156,7 @@ def default_config_files() -> list[Path]:
     return [project] if project.is_file() else []
 
 
-def load_config(files: list[str | Path] = (), overrides: Mapping[str, Mapping[str, Any]] | None = None) -> RunConfig:
+def load_config(files: Sequence[str | Path] = (), overrides: Mapping[str, Mapping[str, Any]] | None = None) -> RunConfig:
     """Defaults, then each TOML file in order, then overrides ({section: {key: value}})."""
     merged: dict[str, dict[str, Any]] = {}
     for path in files:

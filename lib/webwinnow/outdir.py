@@ -18,8 +18,8 @@ import os
 import shutil
 import socket
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from .errors import UserError
 
@@ -142,7 +142,7 @@ class RunLock:
         self.fd: int | None = None
         self.stale_owner: dict | None = None
 
-    def acquire(self) -> "RunLock":
+    def acquire(self) -> RunLock:
         for _ in range(20):
             created = False
             try:
@@ -208,7 +208,7 @@ class RunLock:
         os.close(self.fd)
         self.fd = None
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from .console import Console
 
@@ -23,8 +24,8 @@ class _Current:
     name: str
     started: float
     total_bytes: int = 0
-    bytes_acc: object = None
-    records_acc: object = None
+    bytes_acc: Any = None  # pyspark Accumulator[int]
+    records_acc: Any = None
 
 
 def _size(n: float) -> str:

@@ -1,4 +1,4 @@
-"""Every table's schema, once, as Arrow schemas (Spark's are derived from them)."""
+"""Every table's schema, once, as Arrow schemas (Spark's are derived from them: stages._frames)."""
 
 from __future__ import annotations
 
@@ -105,12 +105,6 @@ FINGERPRINT_ROWS = pa.schema(
     ]
 )
 
-
-def spark_schema(schema: pa.Schema):
-    """The Spark StructType of an Arrow schema (imported lazily: pyspark is heavy)."""
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema)
 
 #: Per fingerprint hash: how widespread it is, and what text it stands for.
 HASH_FREQ = pa.schema(

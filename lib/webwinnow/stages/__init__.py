@@ -1,1 +1,179 @@
-"""Pipeline stages: each reads its inputs, writes its own table folder(s), and can run alone."""
+"""The Spark stages, and the one table of them: what each reads, writes and depends on.
+
+Every other place derives from ``STAGES``: the command line's subcommands and their options,
+the run loop, resuming, the printed summary, which tables a stage run alone leaves stale,
+``jobs/submit.py`` and the README's stage table (a test keeps it equal). One public module
+per stage (``stages/<name>.py``, whose ``run`` does the work); helpers start with ``_``. No
+Spark in this file: a stage's code is imported only when it runs.
+
+A table is **current** when it was made from the tables it read as they are now. Each stage
+records in its tables' ``_webwinnow.json`` a *recipe*: a digest of the stage's own settings (only
+those that change its output) and of the recipes of the tables it read, plus, for extract, the
+input files (path, size, modification time). Change a setting or rewrite an upstream table and
+every table downstream no longer matches: it is stale. Resuming keeps exactly the stages whose
+recipe matches what they would be made from now.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..config import RunConfig
+
+
+def _extract_params(cfg: RunConfig) -> dict[str, Any]:
+    # Task grouping changes no row (tests show it), and max_failed_ratio only decides whether
+    # the documents are published at all.
+    ignored = {"task_bytes", "max_files_per_task", "max_failed_ratio"}
+    return {k: v for k, v in asdict(cfg.extract).items() if k not in ignored}
+
+
+def _pairs_fields(*names: str) -> Callable[[RunConfig], dict[str, Any]]:
+    return lambda cfg: {name: getattr(cfg.pairs, name) for name in names}
+
+
+def _extract_lines(e: dict, w: dict) -> list[str]:
+    return [f"read {e['files']} files in {e['tasks']} tasks: {e['records']:,} records = "
+            f"{e['parsed']:,} parsed + {e['skipped']:,} skipped + {e['failed']:,} failed + "
+            f"{e['flagged']:,} flagged ({e['failed_files']} files failed)"]
+
+
+def _fingerprint_lines(f: dict, w: dict) -> list[str]:
+    t = w["w"] + w["k"] - 1
+    expected, value = ("1/p", 1 / w["mod_p"]) if w["mod_p"] else ("2/(w+1)", 2 / (w["w"] + 1))
+    return [f"{f['documents']:,} documents, {f['norm_chars']:,} normalized chars, {f['kgrams']:,} k-grams "
+            f"→ {f['fingerprints']:,} fingerprints (k={w['k']}, w={w['w']}, t={t}, "
+            f"{'robust' if w['robust'] else 'standard'}{', mod p=' + str(w['mod_p']) if w['mod_p'] else ''})",
+            f"density {f['density']:.4f} (expected {expected} = {value:.4f} on random text)"]
+
+
+def _hash_freq_lines(h: dict, w: dict) -> list[str]:
+    fit, shares = h.get("fit") or {}, h.get("shares") or {}
+    slope = f"{fit['slope']:.2f}" if fit.get("slope") is not None else "n/a"
+    seen = "/".join(f"{100 * (shares.get(key) or 0):.0f}%" for key in ("once", "twice", "three_times"))
+    return [f"{h['hashes']:,} distinct hashes; rank–frequency slope {slope}; seen in 1/2/3 documents: {seen}"]
+
+
+def _pairs_lines(p: dict, w: dict) -> list[str]:
+    return [f"{p['pairs']:,} document pairs share fingerprints (max_df {p['max_df']}"
+            f"{' auto' if p['max_df_auto'] else ''}; hashes in more documents are boilerplate)"]
+
+
+def _passages_lines(p: dict, w: dict) -> list[str]:
+    return [f"{p['passages']:,} copied passages"]
+
+
+def _clusters_lines(c: dict, w: dict) -> list[str]:
+    return [f"{c['clusters']:,} near-duplicate clusters (resemblance >= {c['cluster_resemblance']}) "
+            f"holding {c['clustered_documents']:,} documents"]
+
+
+def _report_lines(index: Any, w: dict) -> list[str]:
+    return [f"report: {index}"] if isinstance(index, str) else []
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage: its command-line help and options, the tables it reads and writes, the settings
+    that change its output, and its summary lines. Its code is ``webwinnow.stages.<name>.run``."""
+
+    name: str
+    help: str
+    reads: tuple[str, ...]  # tables that must exist and be current
+    writes: tuple[str, ...]
+    options: tuple[str, ...]  # the command line's option groups (see cli._option_groups)
+    params: Callable[[RunConfig], dict[str, Any]] = field(default=lambda cfg: {})
+    summary: Callable[[Any, dict], list[str]] = field(default=lambda stats, winnow: [])
+    #: read when present and current, never required (their content equals a recomputation)
+    uses: tuple[str, ...] = ()
+
+    @property
+    def module(self) -> str:
+        return f"{__name__}.{self.name}"
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("extract", "crawl files → documents, ledger", (), ("documents", "ledger"),
+          ("inputs", "fresh"), _extract_params, _extract_lines),
+    Stage("fingerprint", "documents → fingerprints, doc_stats", ("documents",), ("fingerprints", "doc_stats"),
+          ("winnow", "later"), lambda cfg: asdict(cfg.winnow), _fingerprint_lines),
+    Stage("hash_freq", "fingerprints → hash_freq, rank_freq, power-law fit", ("fingerprints", "documents"),
+          ("hash_freq", "rank_freq"), ("later",), summary=_hash_freq_lines),
+    Stage("pairs", "fingerprints → pairs, pair_seeds", ("fingerprints", "documents"), ("pairs", "pair_seeds"),
+          ("pairing", "later"), _pairs_fields("max_df", "min_shared", "pair_budget"), _pairs_lines, uses=("hash_freq",)),
+    Stage("passages", "pair_seeds + documents → passages", ("pair_seeds", "pairs", "documents"), ("passages",),
+          ("later",), _pairs_fields("max_spans", "max_chars"), _passages_lines, uses=("hash_freq",)),
+    Stage("clusters", "pairs → clusters", ("pairs",), ("clusters",), ("clustering", "later"),
+          _pairs_fields("cluster_resemblance"), _clusters_lines),
+    Stage("report", "all tables → report/index.html",
+          ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "pairs", "passages", "clusters"),
+          ("report",), (), _pairs_fields("report_pairs", "report_details", "report_hashes"), _report_lines),
+)
+
+BY_NAME = {s.name: s for s in STAGES}
+WRITER = {table: s for s in STAGES for table in s.writes}
+TABLES = tuple(WRITER)
+
+
+def stage(name: str) -> Stage:
+    return BY_NAME[name]
+
+
+def downstream(names: tuple[str, ...] | list[str]) -> list[Stage]:
+    """Stages after the named ones that read (directly or through others) what they write, in order."""
+    dirty = {t for n in names for t in BY_NAME[n].writes}
+    out = []
+    for s in STAGES:
+        if s.name in names:
+            continue
+        if dirty.intersection(s.reads):
+            out.append(s)
+            dirty.update(s.writes)
+    return out
+
+
+def recipe(s: Stage, cfg: RunConfig, read_recipes: Mapping[str, str | None], inputs: Any = None) -> str:
+    """The digest a table of stage s records: its settings and what it was made from."""
+    from .. import __version__
+    from ..core.charfold import UNICODE_VERSION
+
+    blob = {
+        "stage": s.name,
+        "webwinnow": __version__,
+        "unicode": UNICODE_VERSION,
+        "params": s.params(cfg),
+        "reads": {t: read_recipes[t] for t in sorted(s.reads)},
+        "inputs": inputs,
+    }
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def stale_tables(meta: dict[str, dict[str, Any] | None]) -> dict[str, str]:
+    """Tables (of those whose metadata is given; None = missing) that are no longer current, with why.
+
+    A table is stale when a table it read has been rewritten since (its recipe changed), is
+    missing, or is stale itself.
+    """
+    stale: dict[str, str] = {}
+    for s in STAGES:
+        for table in s.writes:
+            record = meta.get(table)
+            if record is None:
+                continue
+            made_from = record.get("reads", {})
+            for src in s.reads:
+                now = meta.get(src)
+                if src in stale:
+                    stale[table] = f"{src} is stale"
+                elif now is None:
+                    stale[table] = f"{src} is missing"
+                elif made_from.get(src) != now.get("recipe"):
+                    stale[table] = f"made from an earlier {src}"
+                else:
+                    continue
+                break
+    return stale

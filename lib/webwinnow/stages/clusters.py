@@ -12,9 +12,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas
-from ..clusters import components
+from ..analysis.components import components
 from ..config import RunConfig
-from ..output import write_table
+from ..tables import write_table
+from ._frames import spark_schema
 
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
@@ -27,7 +28,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     )
     doc, cluster, size = components(edges.column("doc_a").to_numpy(), edges.column("doc_b").to_numpy())
     table = pa.table({"doc_id": doc, "cluster_id": cluster, "cluster_size": size}, schema=schemas.CLUSTERS)
-    frame = spark.createDataFrame(table.to_pandas(), schema=schemas.spark_schema(schemas.CLUSTERS))
+    frame = spark.createDataFrame(table, schema=spark_schema(schemas.CLUSTERS))  # Arrow straight in (PySpark 4)
     write_table(frame.coalesce(max(1, min(64, len(doc) // 1_000_000 + 1))), out, "clusters", cfg, "clusters",
                 {"cluster_resemblance": threshold})
     stats = {

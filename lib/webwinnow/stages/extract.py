@@ -15,11 +15,12 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..config import RunConfig
+from ..crawl.inputs import InputFile, group_inputs
+from ..crawl.records import file_rows, rows_to_batches
 from ..errors import TooManyFailures
-from ..extract import file_rows, rows_to_batches
-from ..faults import injected_stages, maybe_fail
-from ..output import write_table
-from ..storage import InputFile, group_inputs
+from ..tables import write_table
+from ._faults import injected_stages, maybe_fail
+from ._frames import spark_schema
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, p
 
     # spark.range(n, numPartitions=n) puts exactly one group id in each partition.
     ids = spark.range(len(groups), numPartitions=len(groups))
-    return ids.mapInArrow(read_groups, schemas.spark_schema(schemas.EXTRACT_ROWS)), len(groups)
+    return ids.mapInArrow(read_groups, spark_schema(schemas.EXTRACT_ROWS)), len(groups)
 
 
 def _counted(rows, size: int, bytes_acc, records_acc):
@@ -89,7 +90,7 @@ def run(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, out: str, 
     return result
 
 
-def _failure_message(spark: SparkSession, out: str, result: "ExtractResult", ratio: float, shown: int = 20) -> str:
+def _failure_message(spark: SparkSession, out: str, result: ExtractResult, ratio: float, shown: int = 20) -> str:
     failed = (
         spark.read.parquet(f"{out}/ledger")
         .filter((F.col("kind") == "file") & (F.col("status") == "failed"))
@@ -120,6 +121,7 @@ def summarize_ledger(spark: SparkSession, out: str, tasks: int = 0) -> ExtractRe
         F.sum("flagged").alias("flagged"),
         F.sum(F.when(F.col("status") == "failed", 1).otherwise(0)).alias("failed_files"),
     ).first()
+    assert row is not None  # an aggregation has one row
     return ExtractResult(
         files=row["files"],
         tasks=tasks,

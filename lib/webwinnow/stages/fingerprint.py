@@ -16,9 +16,10 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..config import RunConfig
-from ..faults import injected_stages, maybe_fail
-from ..fingerprint import fingerprint_batch
-from ..output import write_table
+from ..core.winnowing import fingerprint_batch
+from ..tables import write_table
+from ._faults import injected_stages, maybe_fail
+from ._frames import spark_schema
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> FingerprintResult:
             yield fingerprint_arrow(batch, k, w, robust, mod_p)
 
     docs = spark.read.parquet(f"{out}/documents").filter(F.col("status") == "ok").select("doc_id", "text")
-    rows = docs.mapInArrow(kernel, schemas.spark_schema(schemas.FINGERPRINT_ROWS))
+    rows = docs.mapInArrow(kernel, spark_schema(schemas.FINGERPRINT_ROWS))
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         fingerprints = rows.filter(F.col("pos") >= 0).select("doc_id", "hash", "pos")
@@ -86,4 +87,5 @@ def summarize(spark: SparkSession, out: str) -> FingerprintResult:
         F.sum("kgrams").alias("kgrams"),
         F.sum("norm_chars").alias("norm"),
     ).first()
+    assert row is not None  # an aggregation has one row
     return FingerprintResult(row["docs"], row["fps"] or 0, row["kgrams"] or 0, row["norm"] or 0)

@@ -13,9 +13,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas
+from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
 from ..config import RunConfig
-from ..output import write_table
-from ..powerlaw import fit_power_law, frequency_shares, rank_frequency
+from ..tables import write_table
+from ._frames import spark_schema
 
 
 def doc_hosts(spark: SparkSession, out: str):
@@ -63,7 +64,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     runs = rank_frequency(fof)
     fit = fit_power_law(runs)
     shares = frequency_shares(fof)
-    rank_df = spark.createDataFrame(runs, schema=schemas.spark_schema(schemas.RANK_FREQ))
+    rank_df = spark.createDataFrame(runs, schema=spark_schema(schemas.RANK_FREQ))
     stats = {"hashes": sum(n for _, n in fof), "fit": fit, "shares": shares}
     write_table(rank_df.coalesce(1), out, "rank_freq", cfg, "hash_freq", stats)
     return stats

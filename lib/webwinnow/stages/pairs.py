@@ -13,36 +13,14 @@ task needs only its share of one hash partition (spark.sql.shuffle.partitions se
 
 from __future__ import annotations
 
-import math
-
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas
+from ..analysis.boilerplate import auto_max_df
 from ..config import RunConfig
-from ..output import table_is_current, write_table
-
-MIN_AUTO_DF = 10
-
-
-def auto_max_df(documents: int, doc_freq_counts: list[tuple[int, int]], pair_budget: int) -> int:
-    """max_df from the corpus: ⌈√documents⌉ (at least 10), lowered while the self-join would
-    emit more than pair_budget rows, given (document frequency, number of hashes) counts.
-
-    √N keeps a hash's pairs below N/2 (so no single hash dominates the output) while passages
-    copied among a handful of sites stay far below it; site templates, which repeat on every
-    page of a site, rise above it as a site grows.
-    """
-    cap = max(MIN_AUTO_DF, math.isqrt(max(documents - 1, 0)) + 1)
-    cost = 0
-    for df, hashes in sorted(doc_freq_counts):
-        if df > cap:
-            break
-        cost += hashes * df * (df - 1) // 2
-        if cost > pair_budget:
-            return max(1, df - 1)
-    return cap
+from ..tables import table_is_current, write_table
 
 
 def fingerprints_without(spark: SparkSession, out: str, excluded) -> DataFrame:

@@ -1,7 +1,7 @@
 """Stage: `pair_seeds` + `documents` → `passages`, the exact copied spans of every reported pair.
 
 Each pair's seeds (positions of its shared fingerprints, boilerplate excluded) are grown into
-maximal matching spans of the two normalized texts (see webwinnow.passages). The work per pair
+maximal matching spans of the two normalized texts (see webwinnow.analysis.spans). The work per pair
 is bounded by pairs.max_spans and pairs.max_chars; a pair that hit a bound has capped = true.
 Each span also gets the share of its fingerprints that are boilerplate hashes, so template
 text a pair happens to share can be told from copied content.
@@ -15,37 +15,20 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas
+from ..analysis.boilerplate import boilerplate_share
+from ..analysis.spans import copied_passages
 from ..config import RunConfig
-from ..faults import injected_stages, maybe_fail
-from ..fingerprint import fingerprint
-from ..output import read_table_config, write_table
-from ..passages import copied_passages
+from ..core.winnowing import fingerprint
+from ..tables import read_table_config, write_table
+from ._faults import injected_stages, maybe_fail
+from ._frames import spark_schema
 from .pairs import boilerplate_hashes
-
-
-def boilerplate_share(hashes: np.ndarray, positions: np.ndarray, boilerplate: np.ndarray,
-                      start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Per span [start, end): the share of fingerprints inside it whose hash is in the sorted
-    array boilerplate; NaN for a span holding no fingerprint."""
-    order = np.argsort(positions, kind="stable")
-    positions, hashes = positions[order], hashes[order]
-    if len(boilerplate):
-        at = np.searchsorted(boilerplate, hashes).clip(max=len(boilerplate) - 1)
-        is_boilerplate = (boilerplate[at] == hashes).astype(np.int64)
-    else:
-        is_boilerplate = np.zeros(len(hashes), np.int64)
-    cumulative = np.concatenate([[0], np.cumsum(is_boilerplate)])
-    lo = np.searchsorted(positions, start, side="left")
-    hi = np.searchsorted(positions, end, side="left")
-    inside = hi - lo
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(inside > 0, (cumulative[hi] - cumulative[lo]) / np.maximum(inside, 1), np.nan)
 
 
 def passages_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> pa.RecordBatch:
     """PASSAGES rows for a batch of (doc_a, doc_b, seeds, text_a, text_b)."""
     w = cfg.winnow
-    cols = {name: [] for name in schemas.PASSAGES.names}
+    cols: dict[str, list[np.ndarray]] = {name: [] for name in schemas.PASSAGES.names}
     doc_a = batch.column("doc_a").to_pylist()
     doc_b = batch.column("doc_b").to_pylist()
     texts_a = batch.column("text_a").to_pylist()
@@ -97,7 +80,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
         .join(texts.select(F.col("doc_id").alias("doc_b"), F.col("text").alias("text_b")), "doc_b")
         .select("doc_a", "doc_b", "seeds", "text_a", "text_b")
     )
-    passages = rows.mapInArrow(grow, schemas.spark_schema(schemas.PASSAGES))
+    passages = rows.mapInArrow(grow, spark_schema(schemas.PASSAGES))
     write_table(passages, out, "passages", cfg, "passages")
     row = spark.read.parquet(f"{out}/passages").agg(
         F.count(F.lit(1)).alias("passages"),
@@ -106,6 +89,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
         F.sum("length").alias("chars"),
         F.sum((F.col("boilerplate") >= 0.5).cast("int")).alias("boilerplate"),
     ).first()
+    assert row is not None  # an aggregation has one row
     stats = {"passages": row["passages"], "pairs_with_passages": row["pairs"],
              "capped_spans": row["capped"] or 0, "normalized_chars": row["chars"] or 0,
              "boilerplate_passages": row["boilerplate"] or 0, "max_df": max_df}

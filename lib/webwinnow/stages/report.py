@@ -15,8 +15,8 @@ from pyspark.sql import functions as F
 
 from ..config import RunConfig
 from ..errors import UserError
-from ..output import table_meta
-from ..report import HashView, PairView, write_report
+from ..htmlreport import HashView, PairView, write_report
+from ..tables import table_meta
 
 STAGE_TABLES = {"hash_freq": "rank_freq", "pairs": "pairs", "passages": "passages", "clusters": "clusters"}
 

@@ -1,0 +1,50 @@
+"""Boilerplate on arrays: the automatic document-frequency cap, and how much of a span is template.
+
+No Spark: the pairs and passages stages call these with numbers and arrays they collected.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+MIN_AUTO_DF = 10
+
+
+def auto_max_df(documents: int, doc_freq_counts: list[tuple[int, int]], pair_budget: int) -> int:
+    """max_df from the corpus: ⌈√documents⌉ (at least 10), lowered while the self-join would
+    emit more than pair_budget rows, given (document frequency, number of hashes) counts.
+
+    √N keeps a hash's pairs below N/2 (so no single hash dominates the output) while passages
+    copied among a handful of sites stay far below it; site templates, which repeat on every
+    page of a site, rise above it as a site grows.
+    """
+    cap = max(MIN_AUTO_DF, math.isqrt(max(documents - 1, 0)) + 1)
+    cost = 0
+    for df, hashes in sorted(doc_freq_counts):
+        if df > cap:
+            break
+        cost += hashes * df * (df - 1) // 2
+        if cost > pair_budget:
+            return max(1, df - 1)
+    return cap
+
+
+def boilerplate_share(hashes: np.ndarray, positions: np.ndarray, boilerplate: np.ndarray,
+                      start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per span [start, end): the share of fingerprints inside it whose hash is in the sorted
+    array boilerplate; NaN for a span holding no fingerprint."""
+    order = np.argsort(positions, kind="stable")
+    positions, hashes = positions[order], hashes[order]
+    if len(boilerplate):
+        at = np.searchsorted(boilerplate, hashes).clip(max=len(boilerplate) - 1)
+        is_boilerplate = (boilerplate[at] == hashes).astype(np.int64)
+    else:
+        is_boilerplate = np.zeros(len(hashes), np.int64)
+    cumulative = np.concatenate([[0], np.cumsum(is_boilerplate)])
+    lo = np.searchsorted(positions, start, side="left")
+    hi = np.searchsorted(positions, end, side="left")
+    inside = hi - lo
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(inside > 0, (cumulative[hi] - cumulative[lo]) / np.maximum(inside, 1), np.nan)

@@ -1,0 +1,314 @@
+"""Crawl-file framing: WARC and ARC records, one gzip member at a time, with their coordinates.
+
+warcio parses each record, but never sees more than one gzip member: warcio (like FastWARC)
+loses every record after one corrupt member and accepts a truncated member silently. Reading
+members ourselves (zlib ``decompressobj``, ``eof``, ``unused_data``) lets a damaged member cost
+only its own records, and names it. Each member is decompressed into a spool file (memory for
+small members, disk past a few MiB), so a member holding many records (a whole file gzipped as
+one block) is read like an uncompressed file: with a check of every Content-Length against the
+bytes actually there, and resynchronization at the next record header after damage.
+
+Every record, damaged or not, comes out as a :class:`RawRecord`; damage that hides records comes
+out as a RawRecord with ``error`` set, so the caller can count it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import io
+import re
+import tempfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO
+
+from warcio.archiveiterator import ArchiveIterator
+
+GZIP_MAGIC = b"\x1f\x8b\x08"
+_CHUNK = 1 << 16
+_SPOOL_IN_MEMORY = 8 << 20
+# Where a record can start again after damage: a WARC version line, or an ARC v1 header line
+# (URL, IP, 14-digit date, MIME type, length).
+_RECORD_START = re.compile(
+    rb"(?:^|\n)(WARC/[01]\.\d+\r?\n|(?:https?|ftp|dns|filedesc|ftps|whois)://\S+ \S+ \d{14} \S+ \d+\r?\n)"
+)
+#: Errors after which the rest of a stream cannot be trusted to be where the framing says.
+RESYNC_ERRORS = frozenset({"content_length_mismatch", "missing_content_length", "invalid_content_length", "not_a_warc_record"})
+
+
+@dataclass
+class RawRecord:
+    """One record as stored, before HTTP decoding. ``error`` set means the record is damaged."""
+
+    offset: int  # byte offset of the record (of its gzip member, for compressed files)
+    inner: int = 0  # offset inside the decompressed member (non-zero only for multi-record members)
+    warc_type: str | None = None
+    record_id: str | None = None
+    url: str | None = None
+    date: str | None = None
+    warc_content_type: str | None = None
+    content_length: int | None = None
+    payload_digest: str | None = None
+    http_status: int | None = None
+    http_headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""  # the entity body as stored (possibly chunked and content-coded)
+    body_oversized: bool = False  # body longer than the read cap: not kept (body is empty)
+    error: str | None = None  # machine-readable reason when the record is damaged
+    detail: str | None = None  # a short human explanation (never page content)
+
+    def header(self, name: str) -> str | None:
+        lname = name.lower()
+        for k, v in self.http_headers:
+            if k.lower() == lname:
+                return v
+        return None
+
+    def digest_ok(self) -> bool | None:
+        """Whether WARC-Payload-Digest matches the stored body; None when it cannot be checked."""
+        if not self.payload_digest or self.body_oversized or ":" not in self.payload_digest:
+            return None
+        algo, _, value = self.payload_digest.partition(":")
+        algo, value = algo.strip().lower(), value.strip()
+        if algo not in ("sha1", "sha256"):
+            return None
+        actual = hashlib.new(algo, self.body).digest()
+        try:
+            if len(value) * 5 == len(actual) * 8:  # base32, as WARC writers use
+                return base64.b32decode(value.upper()) == actual
+            if len(value) == 2 * len(actual):
+                return bytes.fromhex(value) == actual
+        except (ValueError, binascii.Error):
+            return None
+        return None
+
+
+class _QuietIterator(ArchiveIterator):
+    # warcio prints the bytes that follow a record with a wrong Content-Length to stderr: that
+    # is page content, which logs must never hold. The event is still counted (err_count).
+    INC_RECORD = ""
+
+
+def _status(code) -> int | None:
+    """The HTTP status of a status line's code, None unless it is three digits 100–599 (a record
+    whose body is not an HTTP message, such as a stored CDX listing, has no status)."""
+    code = (code or "").strip() if isinstance(code, str) else code
+    if not isinstance(code, str) or len(code) != 3 or not code.isdigit() or not 100 <= int(code) <= 599:
+        return None
+    return int(code)
+
+
+def _read_capped(stream, cap: int) -> tuple[bytes, bool]:
+    """The stream's bytes, or (b"", True) once they pass cap: an oversized body is flagged, never
+    parsed, so none of it is kept (peak memory: cap, not the record's size)."""
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        part = stream.read(_CHUNK)
+        if not part:
+            return b"".join(parts), False
+        total += len(part)
+        if total > cap:
+            return b"", True
+        parts.append(part)
+
+
+def _records(stream: IO[bytes], max_body: int) -> Iterator[tuple[int, int, RawRecord]]:
+    """(start, end, record) for the records warcio finds in a seekable plain stream.
+
+    Stops after the first record whose framing is wrong (RESYNC_ERRORS): what follows it is not
+    where the framing says, and the caller resynchronizes.
+    """
+    it = _QuietIterator(stream, arc2warc=True, ensure_http_headers=False)
+    for rec in it:
+        # it.offset is where this record started; get_record_offset() would read it to the end.
+        offset = it.offset
+        out = RawRecord(offset=offset)
+        h = rec.rec_headers
+        out.warc_type = rec.rec_type
+        out.record_id = h.get_header("WARC-Record-ID")
+        out.url = h.get_header("WARC-Target-URI")
+        out.date = h.get_header("WARC-Date")
+        out.warc_content_type = h.get_header("Content-Type")
+        out.payload_digest = h.get_header("WARC-Payload-Digest")
+        declared = h.get_header("Content-Length")
+        if declared is None:
+            out.error = "missing_content_length"
+        elif not declared.strip().isdigit():
+            out.error = "invalid_content_length"
+        else:
+            out.content_length = int(declared)
+        if out.error:
+            yield offset, offset, out
+            return
+        if rec.http_headers is not None:
+            out.http_status = _status(rec.http_headers.get_statuscode())
+            out.http_headers = list(rec.http_headers.headers)
+        out.body, out.body_oversized = _read_capped(rec.raw_stream, max_body)
+        # warcio's LimitReader counts down what Content-Length promised; anything left when the
+        # stream is exhausted means the record was cut short.
+        if not out.body_oversized and getattr(rec.raw_stream, "limit", 0) > 0 and not rec.raw_stream.read(1):
+            out.error = "record_truncated_eof"
+        # Consume the record's end now, so a Content-Length that does not end where the record
+        # does is charged to this record, not noticed one record later.
+        errors = it.err_count
+        it.read_to_end()
+        if it.err_count > errors and out.error is None:
+            out.error = "content_length_mismatch"
+        yield offset, it.offset, out
+        if out.error in RESYNC_ERRORS:
+            return
+
+
+def _find_record_start(fh: IO[bytes], start: int) -> int | None:
+    """The offset of the first record header at or after start, scanning in blocks."""
+    pos = start
+    tail = b""
+    while True:
+        fh.seek(pos)
+        block = fh.read(1 << 20)
+        if not block:
+            return None
+        hay = tail + block
+        base = pos - len(tail)
+        for m in _RECORD_START.finditer(hay):
+            if base + m.start(1) >= start:
+                return base + m.start(1)
+        tail = hay[-512:]
+        pos += len(block)
+
+
+def _find_magic(fh: IO[bytes], start: int) -> int | None:
+    pos = start
+    while True:
+        fh.seek(pos)
+        block = fh.read(1 << 20)
+        if not block:
+            return None
+        i = block.find(GZIP_MAGIC)
+        if i >= 0:
+            return pos + i
+        pos += max(1, len(block) - len(GZIP_MAGIC) + 1)
+
+
+def _iter_stream(fh: IO[bytes], size: int, max_body: int) -> Iterator[RawRecord]:
+    """Records of a plain (uncompressed) seekable stream; offsets relative to its start.
+
+    After damage the stream is searched for the next record header: from just after a record
+    whose framing is wrong (a Content-Length that is too long swallowed the next header, one too
+    short left part of the body where a header should be), or from the end of the last good
+    record when warcio cannot parse what follows it. Each damaged span is reported once, and no
+    record is read twice.
+    """
+    base = 0
+    while base < size:
+        fh.seek(base)
+        last_end = None  # end of the last intact record read from base
+        try:
+            for start, end, rec in _records(fh, max_body):
+                yield rec
+                if rec.error in RESYNC_ERRORS:
+                    nxt = _find_record_start(fh, start + 1)
+                    break
+                last_end = end
+            else:
+                return
+        except Exception as exc:  # warcio's parse errors have no common base class
+            bad = base if last_end is None else last_end
+            nxt = _find_record_start(fh, bad)
+            if nxt == bad and last_end is not None:
+                # a header where the failure began: read it afresh; if it fails again right
+                # away, it is reported then (bad == base, below)
+                base = nxt
+                continue
+            if nxt == bad:
+                nxt = _find_record_start(fh, bad + 1)
+            span = (nxt if nxt is not None else size) - bad
+            yield RawRecord(offset=bad, error="not_a_warc_record", detail=f"{type(exc).__name__}; {span} bytes skipped")
+        if nxt is None:
+            return
+        base = nxt
+
+
+def iter_file(path: str, *, max_body: int, max_member: int) -> Iterator[RawRecord]:
+    """Every record of a crawl file, damaged ones included (``error`` set), in file order.
+
+    Raises OSError only when the file cannot be opened or read; everything else is records.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(3)
+        if not head:
+            return
+        fh.seek(0, io.SEEK_END)
+        size = fh.tell()
+        if head == GZIP_MAGIC:
+            yield from _iter_gzip(fh, size, max_body, max_member)
+        else:
+            yield from _iter_stream(fh, size, max_body)
+
+
+def _inflate_member(fh: IO[bytes], start: int, spool: IO[bytes], max_member: int) -> tuple[int | None, str | None]:
+    """Decompress the gzip member at start into spool; returns (offset after it, error)."""
+    fh.seek(start)
+    d = zlib.decompressobj(31)
+    consumed = start
+    written = 0
+    while not d.eof:
+        data = d.unconsumed_tail or fh.read(_CHUNK)
+        if not d.unconsumed_tail:
+            consumed += len(data)
+        if not data:
+            return None, "truncated_gzip_member"
+        try:
+            out = d.decompress(data, _CHUNK)
+        except zlib.error:
+            return None, "gzip_data_error"
+        written += len(out)
+        if written > max_member:
+            return None, "member_size_limit"
+        spool.write(out)
+    return consumed - len(d.unused_data), None
+
+
+def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iterator[RawRecord]:
+    pos = 0
+    while pos < size:
+        fh.seek(pos)
+        if fh.read(3) != GZIP_MAGIC:
+            nxt = _find_magic(fh, pos)
+            yield RawRecord(offset=pos, error="not_gzip_member", detail=f"{(nxt or size) - pos} bytes between members")
+            if nxt is None:
+                return
+            pos = nxt
+            continue
+        with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
+            end, error = _inflate_member(fh, pos, spool, max_member)
+            length = spool.tell()
+            spool.seek(0)
+            records = []
+            for rec in _iter_stream(spool, length, max_body):
+                rec.offset, rec.inner = pos, rec.offset
+                records.append(rec) if error else None
+                if not error:
+                    yield rec
+            if error:
+                # The records that ended before the damage are intact; the one that reached it
+                # (or, if none was readable, the member itself) carries the member's fault.
+                if records and records[-1].error in (None, "record_truncated_eof", "content_length_mismatch", "not_a_warc_record"):
+                    records[-1].error = error
+                    records[-1].detail = f"member at byte {pos}: {error}"
+                else:
+                    records.append(RawRecord(offset=pos, error=error, detail=f"{length} bytes decompressed"))
+                yield from records
+        if end is None:
+            if error == "truncated_gzip_member":
+                return
+            nxt = _find_magic(fh, pos + 1)  # resynchronize at the next member
+            if nxt is None:
+                return
+            pos = nxt
+        else:
+            pos = end
+

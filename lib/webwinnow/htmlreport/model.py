@@ -1,0 +1,152 @@
+"""What the report shows: one pair of documents, one frequent fingerprint hash.
+
+Built by the caller (the Spark stage) from the PAIRS, PASSAGES, DOCUMENTS and HASH_FREQ tables;
+``from_row`` builds one from table rows as dicts (``pyarrow.Table.to_pylist()`` or
+``Row.asDict()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .._checks import integer as _int
+
+#: (start_a, end_a, start_b, end_b, length): character offsets into text_a / text_b (Python str
+#: indices, end exclusive) and the passage's length in normalized characters.
+Passage = tuple[int, int, int, int, int]
+
+
+def _opt_str(value: Any, what: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{what} must be str or None, got {type(value).__name__}")
+
+
+def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Union of half-open [start, end) spans: sorted, overlapping and touching ones merged,
+    empty ones dropped."""
+    out: list[list[int]] = []
+    for start, end in sorted((s, e) for s, e in spans if e > s):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return [(s, e) for s, e in out]
+
+
+def covered(spans: Iterable[tuple[int, int]]) -> int:
+    """Characters covered by the union of the spans."""
+    return sum(e - s for s, e in merge_spans(spans))
+
+
+@dataclass(frozen=True)
+class PairView:
+    """A pair of documents with what they share.
+
+    ``passages`` are PASSAGES rows as ``(start_a, end_a, start_b, end_b, length)``: offsets
+    into ``text_a`` / ``text_b`` (Python str indices, end exclusive; spans may overlap on one
+    side), ``length`` in normalized characters. ``capped``: the passage search hit a cap, more
+    may exist. Texts may be None (not loaded); offsets past a text's end are clipped on display.
+    """
+
+    doc_a: int
+    doc_b: int
+    url_a: str | None
+    url_b: str | None
+    shared: int
+    fp_a: int
+    fp_b: int
+    resemblance: float
+    containment_a: float
+    containment_b: float
+    text_a: str | None = None
+    text_b: str | None = None
+    passages: tuple[Passage, ...] = ()
+    capped: bool = False
+
+    def __post_init__(self) -> None:
+        # Doc ids name files (pair/<doc_a>-<doc_b>.html): integers only, never strings.
+        object.__setattr__(self, "doc_a", _int(self.doc_a, "doc_a"))
+        object.__setattr__(self, "doc_b", _int(self.doc_b, "doc_b"))
+        for name in ("url_a", "url_b", "text_a", "text_b"):
+            _opt_str(getattr(self, name), name)
+        passages = []
+        for p in self.passages:
+            if len(p) != 5:
+                raise ValueError(f"a passage is (start_a, end_a, start_b, end_b, length), got {p!r}")
+            sa, ea, sb, eb, length = (_int(v, "passage offset") for v in p)
+            if not (0 <= sa <= ea and 0 <= sb <= eb):
+                raise ValueError(f"passage offsets must satisfy 0 <= start <= end, got {p!r}")
+            passages.append((sa, ea, sb, eb, length))
+        object.__setattr__(self, "passages", tuple(passages))
+        object.__setattr__(self, "capped", bool(self.capped))
+
+    @property
+    def key(self) -> str:
+        """The file stem of the pair's page: built from the integer ids only."""
+        return f"{self.doc_a:d}-{self.doc_b:d}"
+
+    @property
+    def copied_a(self) -> int:
+        """Characters of text_a inside some passage (the union of the passages' spans)."""
+        return covered((p[0], p[1]) for p in self.passages)
+
+    @property
+    def copied_b(self) -> int:
+        return covered((p[2], p[3]) for p in self.passages)
+
+    @classmethod
+    def from_row(
+        cls,
+        pair: Mapping[str, Any],
+        passages: Iterable[Mapping[str, Any]] = (),
+        *,
+        text_a: str | None = None,
+        text_b: str | None = None,
+    ) -> PairView:
+        """From a PAIRS row and that pair's PASSAGES rows (``capped`` if any row is)."""
+        rows = list(passages)
+        return cls(
+            doc_a=pair["doc_a"],
+            doc_b=pair["doc_b"],
+            url_a=pair.get("url_a"),
+            url_b=pair.get("url_b"),
+            shared=pair["shared"],
+            fp_a=pair["fp_a"],
+            fp_b=pair["fp_b"],
+            resemblance=pair["resemblance"],
+            containment_a=pair["containment_a"],
+            containment_b=pair["containment_b"],
+            text_a=text_a,
+            text_b=text_b,
+            passages=tuple((r["start_a"], r["end_a"], r["start_b"], r["end_b"], r["length"]) for r in rows),
+            capped=any(bool(r.get("capped")) for r in rows),
+        )
+
+
+@dataclass(frozen=True)
+class HashView:
+    """A frequent fingerprint hash (a HASH_FREQ row): documents and occurrences holding it,
+    distinct hosts among those documents, and original text from where its k-gram starts."""
+
+    hash: int
+    docs: int
+    occurrences: int
+    hosts: int | None = None
+    snippet: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hash", _int(self.hash, "hash"))
+        _opt_str(self.snippet, "snippet")
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> HashView:
+        return cls(
+            hash=row["hash"],
+            docs=row["docs"],
+            occurrences=row["occurrences"],
+            hosts=row.get("hosts"),
+            snippet=row.get("snippet"),
+        )

@@ -1,0 +1,119 @@
+"""Stage output folders: Parquet tables written whole, with the resolved config beside them."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .config import RunConfig
+from .core.charfold import UNICODE_VERSION
+from .errors import UserError
+
+CONFIG_FILE = "_webwinnow.json"
+
+
+def table_path(out: str, table: str) -> str:
+    return os.path.join(out, table)
+
+
+def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None = None) -> str:
+    """Write df as DIR/table, replacing an earlier one only once the new one is complete.
+
+    Spark writes into a hidden sibling folder; the old table is removed and the new one renamed
+    into place only after the write succeeded, so a failed run never leaves a mix of old and new
+    files, and a reader never sees a half-written table under the real name.
+    """
+    final = Path(table_path(out, table))
+    if final.exists() and not (final / CONFIG_FILE).is_file():
+        raise UserError(f"{final} exists and is not a webwinnow table (no {CONFIG_FILE}): move it away and rerun")
+    staging = final.parent / f".{table}.incomplete"
+    shutil.rmtree(staging, ignore_errors=True)
+    df.write.mode("overwrite").parquet(str(staging))
+    record = {
+        "stage": stage,
+        "table": table,
+        "webwinnow": __version__,
+        "unicode": UNICODE_VERSION,
+        "config": cfg.to_dict(),
+        "tag": cfg.tag,
+        **(extra or {}),
+    }
+    (staging / CONFIG_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    replace_dir(staging, final)
+    return str(final)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    if ctypes.get_errno() in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), str(b))
+
+
+def replace_dir(new: str | Path, final: str | Path) -> None:
+    """Put the complete folder `new` in place of `final`: a reader sees the old folder or the new
+    one, never a mix and never neither (one atomic exchange where the filesystem supports it);
+    the old one is deleted only after the swap."""
+    new, final = Path(new), Path(final)
+    trash = final.parent / f".{final.name}.old"
+    shutil.rmtree(trash, ignore_errors=True)
+    if final.exists() and _exchange(new, final):
+        shutil.rmtree(new, ignore_errors=True)  # now holds the old folder
+        return
+    if final.exists():
+        os.replace(final, trash)
+    os.replace(new, final)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def table_meta(out: str | Path, table: str) -> dict[str, Any] | None:
+    """The _webwinnow.json of a complete table, None when the table is missing or unreadable."""
+    try:
+        return json.loads((Path(out) / table / CONFIG_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def read_table_config(out: str, table: str) -> dict[str, Any]:
+    record = table_meta(out, table)
+    if record is None:
+        raise UserError(f"{Path(out) / table} is missing or incomplete: run the stage that writes it first")
+    return record
+
+
+def stamp_table(out: str | Path, table: str, fields: dict[str, Any]) -> None:
+    """Add fields (recipe, reads, stats) to a complete table's _webwinnow.json, atomically.
+
+    Written after the stage returns: a table without its recipe counts as unfinished when a
+    run is resumed, so an interruption between the two writes costs only a rerun.
+    """
+    path = Path(out) / table / CONFIG_FILE
+    record = table_meta(out, table) or {"table": table}
+    record.update(fields)
+    tmp = path.with_name(CONFIG_FILE + ".tmp")
+    tmp.write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, path)
+
+
+def table_is_current(out: str | Path, table: str) -> bool:
+    """The table exists, complete, and was made from the tables it read as they are now."""
+    from .stages import TABLES, stale_tables
+
+    metas = {t: table_meta(out, t) for t in TABLES}
+    return metas.get(table) is not None and table not in stale_tables(metas)

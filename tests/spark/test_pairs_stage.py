@@ -1,0 +1,100 @@
+"""The pairs stage on synthetic fingerprint tables: the boilerplate cap bounds the output, and
+every pair below the cap is emitted with the right counts."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from webwinnow import schemas
+from webwinnow.analysis.boilerplate import auto_max_df
+from webwinnow.cli import main
+from webwinnow.config import RunConfig
+
+from paths import CONF
+
+pytestmark = pytest.mark.spark
+
+
+def _write(out, table: str, rows: dict, schema: pa.Schema) -> None:
+    (out / table).mkdir(parents=True)
+    pq.write_table(pa.table(rows, schema=schema), out / table / "part-0.parquet")
+    (out / table / "_webwinnow.json").write_text(json.dumps({"config": RunConfig().to_dict()}))
+
+
+def _documents(out, ids: list[int]) -> None:
+    n = len(ids)
+    rows = {f.name: [None] * n for f in schemas.DOCUMENTS}
+    rows.update(doc_id=ids, url=[f"http://h{i % 7}.test/{i}" for i in ids], status=["ok"] * n,
+                text=["x"] * n, warc_offset=ids, html_bytes=[1] * n, text_chars=[1] * n)
+    _write(out, "documents", rows, schemas.DOCUMENTS)
+
+
+def test_ten_thousand_documents_sharing_one_hash_stay_bounded(tmp_path):
+    ids = list(range(1, 10_001))
+    fp_doc, fp_hash, fp_pos = [], [], []
+    for d in ids:  # every document has the boilerplate hash 777
+        fp_doc.append(d), fp_hash.append(777), fp_pos.append(0)
+    for d in ids[:60]:  # 60 documents share hash 5: 1,770 pairs, below the cap of 100
+        fp_doc.append(d), fp_hash.append(5), fp_pos.append(10)
+    for d, h in [(9000, 42), (9001, 42), (9001, 43), (9002, 43), (9000, 43)]:
+        fp_doc.append(d), fp_hash.append(h), fp_pos.append(20)
+    _documents(tmp_path, ids)
+    _write(tmp_path, "fingerprints", {"doc_id": fp_doc, "hash": fp_hash, "pos": fp_pos}, schemas.FINGERPRINTS)
+    assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "100"]) == 0
+    pairs = pq.read_table(tmp_path / "pairs").to_pylist()
+    got = {(p["doc_a"], p["doc_b"]): p for p in pairs}
+    want = set(itertools.combinations(range(1, 61), 2)) | {(9000, 9001), (9001, 9002), (9000, 9002)}
+    assert set(got) == want  # every pair sharing a hash below the cap, nothing from hash 777
+    assert len(pairs) <= 100 * 99 // 2 + 3
+    p = got[(9000, 9001)]
+    assert (p["shared"], p["fp_a"], p["fp_b"]) == (2, 2, 2) and p["resemblance"] == 1.0
+    p = got[(9001, 9002)]
+    assert (p["shared"], p["fp_a"], p["fp_b"]) == (1, 2, 1)
+    assert p["resemblance"] == 0.5 and p["containment_a"] == 0.5 and p["containment_b"] == 1.0
+    assert p["url_a"] == "http://h6.test/9001"
+    assert all(p["doc_a"] < p["doc_b"] for p in pairs)
+    schema = pq.read_table(tmp_path / "pairs").schema
+    assert [(f.name, f.type) for f in schema] == [(f.name, f.type) for f in schemas.PAIRS]
+    seeds = {(r["doc_a"], r["doc_b"]): r["seeds"] for r in pq.read_table(tmp_path / "pair_seeds").to_pylist()}
+    assert set(seeds) == want
+    assert sorted((s["pos_a"], s["pos_b"]) for s in seeds[(9000, 9001)]) == [(20, 20), (20, 20)]
+
+    # --min-shared filters
+    assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "100", "--min-shared", "2"]) == 0
+    assert {(p["doc_a"], p["doc_b"]) for p in pq.read_table(tmp_path / "pairs").to_pylist()} == {(9000, 9001)}
+
+
+def test_auto_max_df():
+    # sqrt rule with a floor of 10
+    assert auto_max_df(50, [(2, 100)], 10**9) == 10
+    assert auto_max_df(10_000, [(2, 100)], 10**9) == 100
+    # lowered while the join would exceed the budget: 1,000 hashes in 50 documents cost 1.2 M rows
+    assert auto_max_df(10_000, [(2, 100), (50, 1000)], 10**6) == 49
+
+
+def test_excluded_template_text_is_never_paired(tmp_path):
+    """--exclude: fingerprints of known template text (MOSS's base files) are dropped first."""
+    import webwinnow
+
+    template = "This page is licensed under a Creative Commons Attribution Share Alike licence " * 3
+    (tmp_path / "licence.txt").write_text(template)
+    template_hashes, _ = webwinnow.kgram_hashes(template, 50)
+    ids = [1, 2, 3, 4]
+    _documents(tmp_path, ids)
+    h = int(template_hashes[7])
+    _write(tmp_path, "fingerprints",
+           {"doc_id": [1, 2, 3, 4, 1], "hash": [h, h, 99, 99, 98], "pos": [0, 0, 5, 6, 9]}, schemas.FINGERPRINTS)
+    assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10"]) == 0
+    assert {(p["doc_a"], p["doc_b"]) for p in pq.read_table(tmp_path / "pairs").to_pylist()} == {(1, 2), (3, 4)}
+    assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10",
+                 "--exclude", str(tmp_path / "licence.txt")]) == 0
+    pairs = pq.read_table(tmp_path / "pairs").to_pylist()
+    assert {(p["doc_a"], p["doc_b"]) for p in pairs} == {(3, 4)}
+    # the template no longer counts towards doc 1's fingerprints either
+    record = json.loads((tmp_path / "pairs" / "_webwinnow.json").read_text())
+    assert record["excluded_hashes"] == len(set(template_hashes.tolist()))

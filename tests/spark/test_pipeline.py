@@ -1,0 +1,271 @@
+"""The pipeline end to end in Spark local mode: record accounting, schemas, kernel parity, determinism."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+import webwinnow
+from webwinnow import schemas
+from webwinnow.cli import main
+from webwinnow.crawl.inputs import is_crawl_file
+from webwinnow.crawl.records import doc_id
+
+from paths import CONF, REAL, need
+
+pytestmark = pytest.mark.spark
+
+
+def _table(out: Path, name: str):
+    return pq.read_table(out / name)
+
+
+def _run(args: list[str]) -> None:
+    assert main(args) == 0
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory) -> Path:
+    need(REAL)
+    out = tmp_path_factory.mktemp("real-out")
+    _run(["run", str(REAL), "--out", str(out), "--conf", str(CONF), "--k", "50", "--w", "100"])
+    return out
+
+
+def _assert_schema(table, expected) -> None:
+    got = [(f.name, f.type) for f in table.schema]
+    want = [(f.name, f.type) for f in expected]
+    assert got == want
+
+
+def test_real_crawls_every_record_accounted(real_run):
+    manifest = {Path(e["file"]).name: e for e in json.loads((REAL.parent / "manifest.json").read_text())}
+    ledger = _table(real_run, "ledger").to_pylist()
+    files = [r for r in ledger if r["kind"] == "file"]
+    inputs = sorted(str(p) for p in REAL.iterdir() if is_crawl_file(p.name))
+    # every input path appears exactly once
+    assert sorted(r["file"] for r in files) == inputs
+    for r in files:
+        assert r["parsed"] + r["skipped"] + r["failed"] + r["flagged"] == r["records_seen"], r
+        # warcio reads these files end to end: every record it sees, we see
+        assert r["records_seen"] == manifest[Path(r["file"]).name]["records"], r["file"]
+        assert r["status"] == "read_ok", r
+    per_file_rows = Counter(r["file"] for r in ledger if r["kind"] == "record")
+    for r in files:
+        assert per_file_rows[r["file"]] == r["records_seen"] - r["parsed"]
+    documents = _table(real_run, "documents")
+    ok = [d for d in documents.to_pylist() if d["status"] == "ok"]
+    assert len(ok) == sum(r["parsed"] for r in files)
+    assert len(ok) >= 400  # 627 HTML responses; 2xx ones with intact digests
+    assert len({d["doc_id"] for d in documents.to_pylist()}) == documents.num_rows
+    for d in ok:
+        assert d["text"] is not None and d["text_chars"] == len(d["text"])
+        assert d["doc_id"] == doc_id(d["warc_file"], d["warc_offset"], 0)
+
+
+def test_wet_conversion_records_are_documents(real_run):
+    """The WET file's conversion record is the page's text, already extracted: an ok document."""
+    docs = [d for d in _table(real_run, "documents").to_pylist() if d["warc_file"].endswith(".warc.wet.gz")]
+    assert [(d["status"], d["flags"], d["content_type"]) for d in docs] == [("ok", "wet_text", "text/plain")]
+    assert docs[0]["text"].startswith("Escopete - Biquipedia") and docs[0]["url"] == "https://an.wikipedia.org/wiki/Escopete"
+    fps = _table(real_run, "fingerprints").to_pandas()
+    assert (fps["doc_id"] == docs[0]["doc_id"]).sum() > 0
+
+
+def test_run_log_records_what_the_run_printed(sample_run):
+    log = (sample_run / "run.log").read_text()
+    assert "webwinnow: read 3 files in" in log and "webwinnow: report done in" in log
+
+
+def test_real_crawls_schemas(real_run):
+    _assert_schema(_table(real_run, "documents"), schemas.DOCUMENTS)
+    _assert_schema(_table(real_run, "ledger"), schemas.LEDGER)
+    _assert_schema(_table(real_run, "fingerprints"), schemas.FINGERPRINTS)
+    _assert_schema(_table(real_run, "doc_stats"), schemas.DOC_STATS)
+    for table in ("documents", "ledger", "fingerprints", "doc_stats"):
+        record = json.loads((real_run / table / "_webwinnow.json").read_text())
+        assert record["config"]["winnow"] == {"k": 50, "w": 100, "robust": True, "mod_p": 0}
+
+
+def test_spark_fingerprints_equal_the_local_kernel(real_run):
+    docs = {d["doc_id"]: d["text"] for d in _table(real_run, "documents").to_pylist() if d["status"] == "ok"}
+    fps = _table(real_run, "fingerprints").to_pandas().sort_values(["doc_id", "pos", "hash"])
+    stats = {r["doc_id"]: r for r in _table(real_run, "doc_stats").to_pylist()}
+    assert set(stats) == set(docs)
+    by_doc = {k: g for k, g in fps.groupby("doc_id")}
+    assert set(by_doc) <= set(docs)
+    for did, text in sorted(docs.items()):
+        hashes, positions = webwinnow.fingerprint(text, k=50, w=100)
+        got = by_doc.get(did)
+        got_hashes = got["hash"].to_numpy() if got is not None else np.empty(0, np.int64)
+        got_pos = got["pos"].to_numpy() if got is not None else np.empty(0, np.int64)
+        order = np.lexsort((hashes, positions))
+        assert np.array_equal(got_pos, positions[order]), did
+        assert np.array_equal(got_hashes, hashes[order]), did
+        assert stats[did]["fingerprints"] == len(hashes)
+
+
+def test_sample_run_summary_and_density(sample_run, sample_dir):
+    summary = json.loads((sample_run / "summary.json").read_text())
+    planted = json.loads((sample_dir / "planted.json").read_text())
+    e, f = summary["extract"], summary["fingerprint"]
+    assert summary["out"] == str(sample_run) and summary["report"] == str(sample_run / "report" / "index.html")
+    assert e["records"] == e["parsed"] + e["skipped"] + e["failed"] + e["flagged"]
+    assert e["failed"] == 0 and e["flagged"] == 0
+    assert e["parsed"] == f["documents"]
+    # real prose with site boilerplate is not random text, but close to 2/(w+1)
+    assert 0.8 * 2 / 101 < f["density"] < 1.25 * 2 / 101
+    docs = _table(sample_run, "documents").to_pylist()
+    assert e["parsed"] == sum(d["status"] == "ok" for d in docs)
+    for d in docs:  # script and style contents never reach the text
+        for sentinel in planted["sentinels"].values() if isinstance(planted["sentinels"], dict) else planted["sentinels"]:
+            assert sentinel not in (d["text"] or "")
+
+
+def test_fingerprint_positions_point_into_the_text(sample_run):
+    docs = {d["doc_id"]: d["text"] for d in _table(sample_run, "documents").to_pylist() if d["status"] == "ok"}
+    fps = _table(sample_run, "fingerprints").to_pylist()
+    for r in fps[:: max(1, len(fps) // 500)]:
+        text = docs[r["doc_id"]]
+        norm, _ = webwinnow.normalize(text[r["pos"]:])
+        hashes, _ = webwinnow.kgram_hashes(norm[:50], k=50)
+        assert hashes[0] == r["hash"]
+        assert webwinnow.normalize(text[r["pos"]])[0] != ""  # a k-gram starts on a kept character
+
+
+def test_same_output_whatever_the_partitioning(tmp_path, sample_dir, sample_run):
+    """One task per file instead of one for all, and other shuffle partitions: identical tables."""
+    conf = tmp_path / "small-tasks.toml"
+    conf.write_text("[extract]\ntask_bytes = 1\n[spark]\nshuffle_partitions = 3\n")
+    out = tmp_path / "again"
+    _run(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(conf)])
+    assert json.loads((out / "summary.json").read_text())["extract"]["tasks"] == 3
+    for table, key in (("documents", ["doc_id"]), ("ledger", ["file", "offset", "kind", "reason"]),
+                       ("fingerprints", ["doc_id", "pos", "hash"]), ("doc_stats", ["doc_id"]),
+                       ("hash_freq", ["hash"]), ("rank_freq", ["rank"]), ("pairs", ["doc_a", "doc_b"]),
+                       ("passages", ["doc_a", "doc_b", "start_a", "start_b"]), ("clusters", ["doc_id"])):
+        a = _table(sample_run, table).to_pandas().sort_values(key).reset_index(drop=True)
+        b = _table(out, table).to_pandas().sort_values(key).reset_index(drop=True)
+        assert a.equals(b), table
+
+
+def test_stage_alone_rewrites_its_table(tmp_path, sample_run):
+    """`webwinnow fingerprint` re-runs alone on an existing output, replacing only its tables."""
+    import shutil
+
+    out = tmp_path / "copy"
+    shutil.copytree(sample_run, out)
+    before = _table(out, "documents").num_rows
+    _run(["fingerprint", "--out", str(out), "--conf", str(CONF), "--w", "4"])
+    stats = _table(out, "doc_stats").to_pandas()
+    assert _table(out, "documents").num_rows == before
+    density = stats["fingerprints"].sum() / stats["kgrams"].sum()
+    assert abs(density - 2 / 5) < 0.05
+    assert json.loads((out / "fingerprints" / "_webwinnow.json").read_text())["config"]["winnow"]["w"] == 4
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [".webwinnow-output"]  # no staging left
+
+
+def _planted_pairs(sample_run, sample_dir):
+    planted = json.loads((sample_dir / "planted.json").read_text())
+    docs = [d for d in _table(sample_run, "documents").to_pylist() if d["status"] == "ok"]
+    by_url: dict[str, list[dict]] = {}
+    for d in sorted(docs, key=lambda d: d["fetch_time"] or ""):
+        by_url.setdefault(d["url"], []).append(d)
+    for copy in planted["copies"]:
+        if copy["kind"] == "version":
+            src, dst = by_url[copy["src_url"]][0], by_url[copy["src_url"]][-1]
+        else:
+            src, dst = by_url[copy["src_url"]][0], by_url[copy["dst_url"]][0]
+        yield copy, src, dst
+
+
+def test_planted_copies_are_found_exactly(sample_run, sample_dir):
+    pairs = {(p["doc_a"], p["doc_b"]): p for p in _table(sample_run, "pairs").to_pylist()}
+    spans: dict[tuple[int, int], list[dict]] = {}
+    for p in _table(sample_run, "passages").to_pylist():
+        spans.setdefault((p["doc_a"], p["doc_b"]), []).append(p)
+    clusters = {r["doc_id"]: r["cluster_id"] for r in _table(sample_run, "clusters").to_pylist()}
+    t = 149
+    checked = Counter()
+    for copy, src, dst in _planted_pairs(sample_run, sample_dir):
+        key = tuple(sorted((src["doc_id"], dst["doc_id"])))
+        if copy["kind"] == "passage":
+            wanted = webwinnow.normalize(copy["text"])[0]
+            src_is_a = key[0] == src["doc_id"]
+            covering = [
+                s for s in spans.get(key, [])
+                if wanted in webwinnow.normalize(src["text"][s["start_a"]:s["end_a"]] if src_is_a
+                                                 else src["text"][s["start_b"]:s["end_b"]])[0]
+            ]
+            if copy["normalized_length"] >= t:
+                assert key in pairs, copy
+                assert len(covering) == 1, copy  # one span covering the whole passage
+                assert covering[0]["boilerplate"] < 0.5, copy  # copied content, not site template
+                checked["long"] += 1
+            elif copy["normalized_length"] < 50:
+                assert not covering, copy
+                checked["short"] += 1
+        else:  # mirrors and versions: one cluster, resemblance near their overlap
+            assert clusters.get(src["doc_id"]) is not None and clusters[src["doc_id"]] == clusters.get(dst["doc_id"]), copy
+            floor = 0.85 if copy["kind"] == "mirror_exact" else 0.5
+            assert pairs[key]["resemblance"] >= floor, (copy, pairs[key]["resemblance"])
+            checked[copy["kind"]] += 1
+    assert checked["long"] >= 15 and checked["short"] >= 4 and checked["mirror_exact"] >= 3
+
+
+def test_every_pair_shares_a_verified_passage_of_at_least_k(sample_run):
+    docs = {d["doc_id"]: d["text"] for d in _table(sample_run, "documents").to_pylist() if d["status"] == "ok"}
+    spans: dict[tuple[int, int], list[dict]] = {}
+    for p in _table(sample_run, "passages").to_pylist():
+        spans.setdefault((p["doc_a"], p["doc_b"]), []).append(p)
+    pairs = _table(sample_run, "pairs").to_pylist()
+    assert pairs
+    for p in pairs:
+        key = (p["doc_a"], p["doc_b"])
+        assert spans.get(key), key
+        for s in spans[key]:
+            a = webwinnow.normalize(docs[key[0]][s["start_a"]:s["end_a"]])[0]
+            b = webwinnow.normalize(docs[key[1]][s["start_b"]:s["end_b"]])[0]
+            assert a == b and len(a) == s["length"] >= 50
+
+
+def test_hash_freq_and_report(sample_run):
+    stats = json.loads((sample_run / "report" / "stats.json").read_text())
+    fit = stats["stages"]["hash_freq"]["fit"]
+    assert stats["fit"] == fit
+    assert fit["slope"] is not None and -3 < fit["slope"] < 0
+    hf = _table(sample_run, "hash_freq").to_pandas()
+    fps = _table(sample_run, "fingerprints").to_pandas()
+    assert len(hf) == fps["hash"].nunique()
+    assert hf["docs"].sum() == len(fps.drop_duplicates(["doc_id", "hash"]))
+    assert hf["occurrences"].sum() == len(fps)
+    top = hf.sort_values("docs", ascending=False).iloc[0]
+    assert top["docs"] > stats["max_df"] == stats["stages"]["pairs"]["max_df"]  # site navigation: boilerplate, never paired
+    assert isinstance(top["snippet"], str) and top["snippet"]
+    runs = _table(sample_run, "rank_freq").to_pandas()
+    assert runs["hashes"].sum() == len(hf) and runs["rank"].iloc[0] == 1
+    index = (sample_run / "report" / "index.html").read_text()
+    best = _table(sample_run, "pairs").to_pandas()
+    best = best.assign(c=best[["containment_a", "containment_b"]].max(axis=1)).sort_values(
+        ["c", "shared", "doc_a", "doc_b"], ascending=[False, False, True, True]).iloc[0]
+    assert best["url_a"] in index and best["url_b"] in index
+    assert (sample_run / "report" / "boilerplate.html").exists()
+    assert (sample_run / "report" / "rank_frequency.png").stat().st_size > 1000
+
+
+def test_template_text_shared_by_pairs_is_marked_boilerplate(sample_run):
+    """Pages of one site may share a fingerprint that straddles the end of the menu; the span it
+    grows into is template text, and says so."""
+    passages = _table(sample_run, "passages").to_pandas()
+    pairs = _table(sample_run, "pairs").to_pandas()
+    merged = passages.merge(pairs, on=["doc_a", "doc_b"])
+    template = merged[merged["boilerplate"] >= 0.5]
+    assert len(template) > 0
+    assert (template["resemblance"] < 0.5).mean() > 0.9  # the pair itself is not a near-duplicate
+    stats = json.loads((sample_run / "report" / "stats.json").read_text())["stages"]["passages"]
+    assert stats["boilerplate_passages"] == len(template)

@@ -1,0 +1,153 @@
+"""Running, in Spark: an interrupted or failed run resumes to the tables of an uninterrupted
+one; Ctrl-C prints one line and leaves OUT as it was; progress shows in a pipe; run.log
+records Spark's output; a stage run alone says which tables it left stale."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from webwinnow.cli import main
+
+from paths import CONF, REPO
+
+pytestmark = pytest.mark.spark
+
+KEYS = {"documents": ["doc_id"], "ledger": ["file", "offset", "kind", "reason"], "fingerprints": ["doc_id", "pos", "hash"],
+        "doc_stats": ["doc_id"], "hash_freq": ["hash"], "rank_freq": ["rank"], "pairs": ["doc_a", "doc_b"],
+        "pair_seeds": ["doc_a", "doc_b"], "passages": ["doc_a", "doc_b", "start_a", "start_b"], "clusters": ["doc_id"]}
+
+
+def _same_tables(a: Path, b: Path) -> None:
+    for table, key in KEYS.items():
+        x = pq.read_table(a / table).to_pandas().sort_values(key).reset_index(drop=True)
+        y = pq.read_table(b / table).to_pandas().sort_values(key).reset_index(drop=True)
+        assert x.astype(str).equals(y.astype(str)), table
+    assert (a / "report" / "stats.json").read_text() == (b / "report" / "stats.json").read_text()
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, sample_run, capsys):
+    props = tmp_path / "fail.properties"
+    props.write_text((CONF.parent / "spark-local.properties").read_text()
+                     + "\nspark.webwinnow.injectTaskFailure=passages\n")
+    failing = tmp_path / "fail.toml"
+    failing.write_text(f'[spark]\nproperties = "{props}"\n')
+    out = tmp_path / "out"
+    argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF)]
+    # local[2] never retries a task: the injected failure fails the passages stage for good
+    with pytest.raises(Exception, match="injected failure"):
+        main(argv + ["--conf", str(failing), "--master", "local[2]"])
+    staged = tmp_path / "out.incomplete"
+    assert not out.exists() and not (tmp_path / "out.lock").exists()
+    assert {p.name for p in staged.iterdir() if (p / "_webwinnow.json").exists()} == \
+        {"documents", "ledger", "fingerprints", "doc_stats", "hash_freq", "rank_freq", "pairs", "pair_seeds"}
+    capsys.readouterr()
+    assert main(argv + ["--resume"]) == 0
+    err = capsys.readouterr().err
+    for name in ("extract", "fingerprint", "hash_freq", "pairs"):
+        assert f"{name}: kept from the interrupted run" in err
+    assert "passages: kept" not in err
+    assert not staged.exists()
+    _same_tables(sample_run, out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["resumed"] == ["extract", "fingerprint", "hash_freq", "pairs"]
+    assert summary["extract"] == json.loads((sample_run / "summary.json").read_text())["extract"]
+    # a resume with other settings keeps only what they do not change
+    capsys.readouterr()
+    shutil.copytree(out, staged)  # as if the last run had stopped after its last stage
+    (staged / "summary.json").unlink()
+    assert main(argv + ["--resume", "--min-shared", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "hash_freq: kept" in err and "pairs: kept" not in err and "pairs ..." in err
+
+
+def _start(argv: list[str], env: dict) -> tuple[subprocess.Popen, list[str]]:
+    proc = subprocess.Popen([sys.executable, "-m", "webwinnow", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, start_new_session=True)
+    lines: list[str] = []
+
+    def read():
+        for line in proc.stderr:
+            lines.append(line.rstrip("\n"))
+
+    threading.Thread(target=read, daemon=True).start()
+    return proc, lines
+
+
+def test_interrupt_prints_one_line_leaves_out_alone_and_resumes(tmp_path, sample_dir, sample_run):
+    out = tmp_path / "out"
+    shutil.copytree(sample_run, out)  # an earlier complete output: the interrupted run must not touch it
+    before = _tree(out)
+    env = {**os.environ, "WEBWINNOW_PROGRESS_SECONDS": "1", "PYTHONPATH": str(REPO / "lib")}
+    argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF)]
+    proc, lines = _start(argv, env)
+    deadline = time.time() + 240
+    while not any(line.startswith("webwinnow: hash_freq ...") for line in lines):
+        assert proc.poll() is None and time.time() < deadline, lines
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+    assert proc.wait(timeout=120) == 130
+    time.sleep(0.5)
+    assert lines[-1] == f"webwinnow: interrupted; {out} unchanged; rerun with --resume to continue", lines
+    assert not any("Traceback" in line or "py4j" in line.lower() or "Exception" in line for line in lines), lines
+    # progress while extracting, in plain lines since stderr is a pipe
+    assert any(line.startswith("webwinnow: extract: ") and "elapsed" in line and "records" in line for line in lines), lines
+    assert _tree(out) == before
+    log = (tmp_path / "out.incomplete" / "run.log").read_text()
+    assert "WARN" in log and "webwinnow: extract done" in log and "interrupted" in log
+    assert not (tmp_path / "out.lock").exists()
+
+    proc, lines = _start([*argv, "--resume"], env)
+    assert proc.wait(timeout=300) == 0, lines
+    stdout = proc.stdout.read()
+    assert "webwinnow: extract: kept from the interrupted run (same inputs and settings)" in lines
+    assert "webwinnow: fingerprint: kept from the interrupted run (same inputs and settings)" in lines
+    assert f"webwinnow: output: {out}" in stdout
+    assert not (tmp_path / "out.incomplete").exists()
+    _same_tables(sample_run, out)
+
+
+def test_a_stage_alone_marks_downstream_stale_and_downstream_reruns(tmp_path, sample_run, capsys):
+    out = tmp_path / "out"
+    shutil.copytree(sample_run, out)
+    conf = ["--conf", str(CONF)]
+    assert main(["pairs", "--out", str(out), "--min-shared", "2", *conf]) == 0
+    err = capsys.readouterr().err
+    assert "now stale (made from tables this command replaced): clusters, passages, report" in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["stale"]) == {"clusters", "passages", "report"}
+    assert summary["extract"]["parsed"] == 311  # the run's other entries survive a stage run alone
+    assert "run.log" in os.listdir(out) and "webwinnow pairs" in (out / "run.log").read_text()
+
+    assert main(["report", "--out", str(out), *conf]) == 2
+    assert "report reads passages, which is stale (made from an earlier pair_seeds)" in capsys.readouterr().err
+
+    assert main(["pairs", "--out", str(out), "--min-shared", "2", "--downstream", *conf]) == 0
+    assert json.loads((out / "summary.json").read_text())["stale"] == {}
+    pairs = {(r["doc_a"], r["doc_b"]) for r in pq.read_table(out / "pairs").to_pylist()}
+    assert {(r["doc_a"], r["doc_b"]) for r in pq.read_table(out / "passages").to_pylist()} <= pairs
+
+    # new fingerprints: the old hash_freq is stale and pairs counts boilerplate from the new ones
+    assert main(["fingerprint", "--out", str(out), "--w", "4", *conf]) == 0
+    stale = json.loads((out / "summary.json").read_text())["stale"]
+    assert {"hash_freq", "rank_freq", "pairs", "pair_seeds", "passages", "clusters", "report"} <= set(stale)
+    assert main(["pairs", "--out", str(out), *conf]) == 0
+    record = json.loads((out / "pairs" / "_webwinnow.json").read_text())
+    fps = pq.read_table(out / "fingerprints").to_pandas()
+    docs = fps.groupby("hash")["doc_id"].nunique()
+    assert record["stats"]["boilerplate_hashes"] == int((docs > record["max_df"]).sum())
+    assert record["config"]["winnow"]["w"] == 4

@@ -1,0 +1,116 @@
+"""Configuration layering, validation and the command line's error messages."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+
+import pytest
+
+from webwinnow.cli import _parser, main, resolve_config
+from webwinnow.config import ExtractConfig, RunConfig, SparkConfig, WinnowConfig, load_config
+
+from paths import CONF
+
+
+def test_shipped_toml_spells_out_the_defaults():
+    with open(CONF, "rb") as fh:
+        data = tomllib.load(fh)
+    defaults = RunConfig()
+    assert data["winnow"] == dataclasses.asdict(defaults.winnow)
+    assert data["extract"] == dataclasses.asdict(defaults.extract)
+    assert data["pairs"] == dataclasses.asdict(defaults.pairs)
+    spark = dict(data["spark"])
+    assert spark.pop("properties") == "spark-local.properties"
+    assert spark == {k: v for k, v in dataclasses.asdict(SparkConfig()).items() if k != "properties"}
+
+
+def test_layers_files_then_overrides(tmp_path):
+    a = tmp_path / "a.toml"
+    a.write_text("[winnow]\nk = 30\nw = 20\n[extract]\nmax_nesting = 50\n")
+    b = tmp_path / "b.toml"
+    b.write_text("[winnow]\nw = 40\n")
+    cfg = load_config([a, b], {"winnow": {"robust": False, "k": None}})
+    assert cfg.winnow == WinnowConfig(k=30, w=40, robust=False)
+    assert cfg.extract.max_nesting == 50
+    assert cfg.winnow.t == 69
+
+
+def test_properties_path_is_relative_to_its_toml():
+    cfg = load_config([CONF])
+    assert cfg.spark.properties.endswith("conf/spark-local.properties")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[winnow]\nk = 0\n", "k (the noise threshold) must be an integer >= 1"),
+        ("[winnow]\nw = 0\n", "w (the window) must be an integer >= 1"),
+        ("[winnow]\nwindow = 3\n", "unknown key winnow.window"),
+        ("[pair]\nx = 1\n", "unknown section [pair]"),
+        ("[pairs]\ncluster_resemblance = 1.5\n", "pairs.cluster_resemblance must be within"),
+        ("[extract]\nmax_nesting = -1\n", "extract.max_nesting must be a positive integer"),
+        ("[winnow\n", "is not valid TOML"),
+    ],
+)
+def test_bad_config_is_a_clear_error(tmp_path, text, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        load_config([path])
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_config([tmp_path / "nope.toml"])
+
+
+def test_t_sets_the_window():
+    args = _parser().parse_args(["run", "x.warc", "--out", "o", "--k", "20", "--t", "119"])
+    assert resolve_config(args).winnow == WinnowConfig(k=20, w=100)
+    args = _parser().parse_args(["fingerprint", "--out", "o", "--t", "60", "--standard", "--mod-p", "7"])
+    assert resolve_config(args).winnow == WinnowConfig(k=50, w=11, robust=False, mod_p=7)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "x.warc", "--out", "o", "--k", "50", "--t", "20"], "t (the guarantee threshold) must be an integer >= k = 50"),
+        (["run", "x.warc", "--out", "o", "--k", "0"], "k (the noise threshold) must be an integer >= 1"),
+        (["run", "x.warc", "--out", "o", "--w", "-3"], "w (the window) must be an integer >= 1"),
+        (["extract", "does/not/exist/*.warc.gz", "--out", "o"], "names no .warc"),
+    ],
+)
+def test_cli_reports_bad_arguments(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+
+
+def test_w_and_t_are_exclusive(capsys):
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["run", "x.warc", "--out", "o", "--w", "5", "--t", "60"])
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_extract_config_rejects_non_integers():
+    with pytest.raises(ValueError, match="task_bytes"):
+        ExtractConfig(task_bytes="big")
+
+
+def test_the_direct_command_applies_the_projects_conf(monkeypatch):
+    """`webwinnow run ...` without --conf uses conf/webwinnow.toml, as `make run` does."""
+    monkeypatch.delenv("WEBWINNOW_CONF", raising=False)
+    args = _parser().parse_args(["run", "x.warc", "--out", "o"])
+    assert resolve_config(args) == load_config([CONF])
+    assert resolve_config(args).spark.properties.endswith("conf/spark-local.properties")
+    monkeypatch.setenv("WEBWINNOW_CONF", "")
+    assert resolve_config(args) == RunConfig()
+
+
+def test_each_stage_takes_only_its_options(capsys):
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["clusters", "--out", "o", "--max-df", "3"])
+    assert "unrecognized arguments: --max-df" in capsys.readouterr().err
+    assert _parser().parse_args(["clusters", "--out", "o", "--cluster-resemblance", "0.8", "--downstream"]).downstream

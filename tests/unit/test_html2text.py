@@ -1,0 +1,256 @@
+"""HTML to text: block separation, dropped elements, whitespace, guards, and real crawled pages."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
+
+from webwinnow.crawl.httpbody import body_to_text, charset_from_content_type, decode_body
+from webwinnow.text.html2text import DEFAULT_MAX_NESTING, HtmlRejected, html_to_text
+
+from paths import SHARED
+
+REAL_WARCS = SHARED / "data" / "warc" / "real"
+
+
+def body(inner: str) -> str:
+    return f"<!DOCTYPE html><html><head><title>Title</title></head><body>{inner}</body></html>"
+
+
+# --------------------------------------------------------------------------- text
+
+
+@pytest.mark.parametrize(
+    ("html", "text"),
+    [
+        ("Hel<b>lo</b> world", "Hello world"),
+        ("<span>a</span><a href=x>b</a><em>c</em><code>d</code><strong>e</strong><i>f</i>", "abcdef"),
+        ("<p>one</p><p>two</p>", "one\ntwo"),
+        ("<div>a<div>b</div>c</div>", "a\nb\nc"),
+        ("x<br>y<br/>z", "x\ny\nz"),
+        ("<h1>T</h1><ul><li>one<li>two</ul><ol><li>three</li></ol>", "T\none\ntwo\nthree"),
+        ("<dl><dt>term<dd>def</dl>", "term\ndef"),
+        ("<table><tr><td>a</td><td>b</td></tr><tr><th>c<td>d</table>after", "a\nb\nc\nd\nafter"),
+        ("<table><caption>Cap</caption><tr><td>x</td></tr></table>", "Cap\nx"),
+        ("<section><article><header>h</header><main>m</main><footer>f</footer></article></section>", "h\nm\nf"),
+        ("<blockquote>q</blockquote><pre>p</pre><figure><figcaption>c</figcaption></figure><hr>e", "q\np\nc\ne"),
+        ("<details><summary>s</summary>d</details><address>a</address>", "s\nd\na"),
+        ("<form><fieldset><legend>l</legend><select><option>o1<option>o2</select></fieldset></form>", "l\no1\no2"),
+        ("<nav>n</nav><aside>a</aside>", "n\na"),
+    ],
+)
+def test_blocks_separate_and_inline_joins(html: str, text: str) -> None:
+    assert html_to_text(body(html)) == text
+
+
+@pytest.mark.parametrize(
+    "dropped",
+    [
+        "<script>var x = '<p>no</p>';</script>",
+        "<script><!-- document.write('<script>x</script>'); --></script>",
+        "<SCRIPT type=text/javascript>if (a<b && c>d) {}</SCRIPT >",
+        "<style>p { color: red }</style>",
+        "<noscript><p>enable js</p></noscript>",
+        "<template><p>tpl</p></template>",
+        "<svg><text>svg</text><path d='M0'/></svg>",
+        "<math><mi>x</mi></math>",
+        "<iframe>fallback</iframe>",
+        "<object><param name=a>obj</object>",
+        "<title>late title</title>",
+        "<noembed>ne</noembed><noframes>nf</noframes>",
+        "<!-- <p>comment</p> -->",
+    ],
+)
+def test_dropped_elements(dropped: str) -> None:
+    assert html_to_text(body(f"<p>before</p>{dropped}<p>after</p>")) == "before\nafter"
+
+
+def test_head_is_not_text() -> None:
+    html = "<html><head><title>T</title><meta charset=utf-8><style>x</style></head><body>b</body></html>"
+    assert html_to_text(html) == "b"
+
+
+def test_entities_are_decoded() -> None:
+    assert html_to_text(body("A &amp; B &lt;c&gt; &eacute;&#233;&#xE9; &quot;q&quot;&nbsp;z")) == 'A & B <c> ééé "q" z'
+
+
+def test_whitespace_rules() -> None:
+    html = body("  lots \t of\n\n\n   space  <p>  line  </p>\n\n<p></p><div> \u00a0\u3000 </div> x\u2003y ")
+    assert html_to_text(html) == "lots of space\nline\nx y"
+
+
+def test_pre_collapses_too() -> None:
+    assert html_to_text(body("<pre>  a   b\n\n\n  c</pre>")) == "a b\nc"
+
+
+def test_attributes_with_angle_brackets() -> None:
+    html = body('<div title="a>b" onclick="if(x<y)">attr</div><td title="<b>">cell</td>')
+    assert html_to_text(html) == "attr\ncell"
+
+
+def test_textarea_text_is_kept() -> None:
+    assert html_to_text(body("<textarea>typed <b>x</b></textarea>")) == "typed <b>x</b>"
+
+
+def test_plaintext_swallows_the_rest() -> None:
+    assert html_to_text(body("x<plaintext><div>raw</div>")) == "x\n<div>raw</div></body></html>"
+
+
+def test_unclosed_script_hides_the_rest_as_browsers_do() -> None:
+    assert html_to_text("a<script>never closed <p>zzz") == "a"
+
+
+def test_str_and_bytes_agree() -> None:
+    html = body("<p>caf\u00e9 \u65e5\u672c</p>")
+    assert html_to_text(html) == html_to_text(html.encode()) == "caf\u00e9 \u65e5\u672c"
+
+
+@pytest.mark.parametrize("html", ["", "   ", "<html></html>", "<frameset><frame src=a></frameset>", "<!-- x -->"])
+def test_pages_without_text(html: str) -> None:
+    assert html_to_text(html) == ""
+
+
+@pytest.mark.parametrize("offset", range(17))
+def test_tags_at_every_alignment(offset: int) -> None:
+    # The pre-pass skips text a machine word at a time; a tag may start at any byte of a word.
+    html = "x" * offset + "<p>a</p>" + "y" * (offset + 20) + "<div>b<br>c</div>" + "z" * offset
+    assert html_to_text(html) == "\n".join(filter(None, ["x" * offset, "a", "y" * (offset + 20), "b", "c", "z" * offset]))
+
+
+def test_text_without_markup() -> None:
+    assert html_to_text("just  text") == "just text"
+
+
+# --------------------------------------------------------------------------- guards
+
+
+def test_too_large() -> None:
+    with pytest.raises(HtmlRejected) as caught:
+        html_to_text(body("x" * 1000), max_html_bytes=500)
+    assert caught.value.reason == "html_too_large"
+    assert isinstance(caught.value, ValueError) and "max_html_bytes" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<div>" * 200_000 + "deep" + "</div>" * 200_000,
+        "<b><i>" * 300_000 + "unclosed",
+        "<table><tr><td>" * 50_000 + "cell" + "</td></tr></table>" * 50_000,
+        "<div></span>" * 10_000,
+    ],
+    ids=["div-200k", "unclosed-b-i", "table-50k", "stray-end-tags"],
+)
+def test_deep_nesting_is_rejected(html: str) -> None:
+    with pytest.raises(HtmlRejected) as caught:
+        html_to_text(body(html))
+    assert caught.value.reason == "html_too_deep"
+    assert "max_nesting" in str(caught.value)
+
+
+def test_nesting_below_the_limit_parses() -> None:
+    depth = DEFAULT_MAX_NESTING - 10
+    assert html_to_text(body("<div>" * depth + "deep" + "</div>" * depth)) == "deep"
+
+
+def test_limit_can_be_raised() -> None:
+    assert html_to_text(body("<div>" * 5000 + "deep" + "</div>" * 5000), max_nesting=10_000) == "deep"
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>para" * 10_000,
+        "<ul>" + "<li>item" * 10_000 + "</ul>",
+        "<table>" + "<tr><td>a<td>b" * 10_000 + "</table>",
+        "x<br><img src=a><input><hr><meta><link><wbr>" * 5_000,
+        "<svg>" + "<path d='M0'/><circle r=1/>" * 5_000 + "</svg>",
+        "<script>" + "if (a<b) c<d;" * 5_000 + "</script><style>" + "a<b{}" * 5_000 + "</style>",
+        "<!--" + "<div>" * 5_000 + "-->",
+        "<div>x</div>" * 10_000,
+        "<span>x</span>" * 10_000,
+    ],
+    ids=["unclosed-p", "unclosed-li", "unclosed-td", "void", "svg-self-closing", "script-style", "comment",
+         "div-siblings", "span-siblings"],
+)
+def test_wide_pages_are_not_deep(html: str) -> None:
+    html_to_text(body(html))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["<", ">", "/", "</", "<!--", "-->", "<!", "<?", "=", '"', "'", " ", "\n", "x", "\u00e9", "\u3000",
+             "\u00a0", "div", "p", "td", "table", "script", "style", "title", "textarea", "plaintext", "svg",
+             "noscript", "<script>", "</script>", "<td>", "</table>", "<br>", "&amp;", "\x00"]
+        ),
+        max_size=60,
+    ).map("".join)
+)
+def test_any_markup_gives_text_or_a_reason(html: str) -> None:
+    try:
+        text = html_to_text(html)
+    except HtmlRejected:
+        return
+    assert text == text.strip() and "\n\n" not in text and "  " not in text
+
+
+# --------------------------------------------------------------------------- real pages
+
+
+def _real_html_pages():
+    """(name, html text) for each HTML response in the shared real WARC and ARC files."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    for path in sorted(REAL_WARCS.iterdir()):
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream, arc2warc=True):
+                if record.rec_type != "response" or record.http_headers is None:
+                    continue
+                headers = record.http_headers
+                content_type = headers.get_header("Content-Type") or ""
+                if "html" not in content_type.lower():
+                    continue
+                coding = (headers.get_header("Content-Encoding") or "").lower()
+                if "br" in coding:
+                    # warcio expects the old brotlipy API and fails on brotli >= 1.2 (no unused_data).
+                    result = decode_body(record.raw_stream.read(), headers.headers)
+                    assert result.body is not None, (path.name, result.reason)
+                    payload = result.body
+                else:
+                    payload = record.content_stream().read()
+                yield f"{path.name} {headers.get_statuscode()}", body_to_text(
+                    payload, charset_from_content_type(content_type)
+                ).text
+
+
+_DROPPED_BY_HTML_TO_TEXT = [
+    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "title", "noembed", "noframes"
+]
+_WHITESPACE = re.compile(r"\s+")
+
+
+def test_real_pages() -> None:
+    if not REAL_WARCS.is_dir():
+        pytest.skip(f"{REAL_WARCS} is absent: lay out the shared/ folder beside the repo to run this")
+    pages = nonempty = 0
+    for name, html in _real_html_pages():
+        pages += 1
+        try:
+            text = html_to_text(html)
+        except HtmlRejected:
+            continue
+        nonempty += bool(text)
+        # The pre-pass may only add line breaks: with whitespace removed, the text is exactly what
+        # Lexbor gives for the untouched page with the same elements removed.
+        tree = LexborHTMLParser(html)
+        tree.strip_tags(_DROPPED_BY_HTML_TO_TEXT)
+        reference = tree.body.text() if tree.body else ""
+        assert _WHITESPACE.sub("", text) == _WHITESPACE.sub("", reference), name
+    assert pages > 500
+    assert nonempty > 0.9 * pages, f"only {nonempty} of {pages} pages gave text"

@@ -1,0 +1,281 @@
+"""The static HTML report: escaping, highlighting, paging, missing stats; then in a real browser."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from webwinnow.analysis import powerlaw
+from webwinnow.htmlreport import MAX_TEXT_CHARS, HashView, PairView, merge_spans, write_report
+from webwinnow.htmlreport.highlight import render_text
+from webwinnow.htmlreport.pages import safe_href
+
+from reportdata import FIT, HOSTILE_TEXT, HOSTILE_URLS, RUNS, STATS, Dom, check_safe_markup, html_files, pair, written
+
+
+def test_hostile_strings_never_become_markup(tmp_path):
+    pairs = [
+        pair(i, url_a=url, url_b=HOSTILE_TEXT, text_a=HOSTILE_TEXT + " copied text " + url, text_b="copied text",
+             passages=((len(HOSTILE_TEXT) + 1, len(HOSTILE_TEXT) + 12, 0, 11, 10),))
+        for i, url in enumerate(HOSTILE_URLS)
+    ]
+    hashes = [HashView(hash=-5, docs=900, occurrences=1000, hosts=7, snippet=HOSTILE_TEXT)]
+    stats = dict(STATS, tag="<script>alert('tag')</script>", weird=HOSTILE_TEXT, nested={"x": HOSTILE_TEXT})
+    index = written(tmp_path, stats=stats, pairs=pairs, boilerplate=hashes)
+    root = index.parent
+    files = html_files(root)
+    assert len(files) == 2 + len(pairs)
+    for path in files:
+        check_safe_markup(path)
+        source = path.read_text(encoding="utf-8")
+        assert '"><img' not in source and "'><svg" not in source
+        assert "href=\"javascript" not in source.lower() and "href=\"data:" not in source.lower()
+    # shown, escaped, not dropped
+    index_src = index.read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in index_src
+    assert "javascript:alert(1)" in index_src  # as text
+    dom = Dom(index_src)
+    assert HOSTILE_TEXT in dom.text() and "javascript:alert(1)" in dom.text()
+    hrefs = [a["href"] for a in dom.named("a")]
+    assert not any("script" in h.lower() and not h.startswith("https://x.example/") for h in hrefs)
+    pair_dom = Dom((root / "pair" / f"{pairs[0].key}.html").read_text(encoding="utf-8"))
+    assert pair_dom.column_text("text-a") == pairs[0].text_a
+    assert pair_dom.marks == [("text-a", "copied text"), ("text-b", "copied text")]
+    boiler = (root / "boilerplate.html").read_text(encoding="utf-8")
+    assert HOSTILE_TEXT in Dom(boiler).text()
+    # stats.json is JSON (never rendered as HTML), keys sorted, with fit and shares
+    record = json.loads((root / "stats.json").read_text())
+    assert record["weird"] == HOSTILE_TEXT and record["fit"]["slope"] == FIT["slope"]
+    assert list(record) == sorted(record)
+
+
+def test_safe_href():
+    assert safe_href("https://example.org/a?b=c#d") == "https://example.org/a?b=c#d"
+    assert safe_href("HTTP://EXAMPLE.ORG") == "HTTP://EXAMPLE.ORG"
+    for url in HOSTILE_URLS[:5] + ["http://x.example/a\nb", "//evil.example/x", "https://", "http:///x", "ftp://x", None, 5]:
+        assert safe_href(url) is None, url
+
+
+def test_doc_ids_must_be_integers_they_name_files():
+    with pytest.raises(TypeError):
+        pair(0, doc_a="../../etc/passwd")
+    with pytest.raises(TypeError):
+        pair(0, doc_b=1.0)
+    with pytest.raises(TypeError):
+        pair(0, doc_a=True)
+    p = pair(0, doc_a=-3, doc_b=7)
+    assert p.key == "-3-7"
+
+
+# ---------------------------------------------------------------------------- highlighting
+
+
+def rendered(text: str, spans: list[tuple[int, int, int]]) -> Dom:
+    body, _ = render_text(text, spans, "a", "b")
+    return Dom(f'<div id="text-a">{body}</div>')
+
+
+def expected_marks(text: str, spans) -> list[str]:
+    n = len(text)
+    return [text[s:e] for s, e in merge_spans((min(max(s, 0), n), min(max(e, 0), n)) for _, s, e in spans)]
+
+
+@pytest.mark.parametrize(
+    "text,spans,marks",
+    [
+        ("abcdefghij", [(1, 2, 5), (2, 4, 8)], ["cdefgh"]),  # overlapping
+        ("abcdefghij", [(1, 2, 5), (2, 5, 8)], ["cdefgh"]),  # adjacent: one mark
+        ("abcdefghij", [(1, 0, 3), (2, 7, 10)], ["abc", "hij"]),  # at start and end
+        ("abcdefghij", [(1, 0, 10)], ["abcdefghij"]),  # everything
+        ("abcdefghij", [(1, 3, 6), (2, 4, 5)], ["def"]),  # nested
+        ("abcdefghij", [(1, 5, 5), (2, 8, 30)], ["ij"]),  # empty; past the end (clipped)
+        ("naïve 日本語 😀 e\u0301 x", [(1, 2, 5), (2, 6, 9), (3, 10, 11), (4, 12, 14)], ["ïve", "日本語", "😀", "e\u0301"]),
+        ("<b>&amp;</b>", [(1, 0, 3), (2, 3, 8)], ["<b>&amp;"]),
+    ],
+)
+def test_highlight_marks(text, spans, marks):
+    dom = rendered(text, spans)
+    assert [m for _, m in dom.marks] == marks
+    assert dom.column_text("text-a") == text  # anchors add no text; nothing lost or doubled
+    ids = [a["id"] for a in dom.named("a")]
+    assert ids == [f"a{n}" for n, s, e in sorted(spans, key=lambda x: (x[1], x[0])) if min(e, len(text)) > min(s, len(text))]
+    for a in dom.named("a"):
+        assert a["href"] == "#b" + a["id"][1:] and a["data-n"] == a["id"][1:]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list("ab <>&\"'\n\té日😀\u0301")), max_size=60),
+    st.lists(st.tuples(st.integers(0, 70), st.integers(0, 70)), max_size=8),
+)
+def test_highlight_property(text, raw):
+    spans = [(n + 1, min(s, e), max(s, e)) for n, (s, e) in enumerate(raw)]
+    dom = rendered(text, spans)
+    assert dom.column_text("text-a") == text
+    assert [m for _, m in dom.marks] == expected_marks(text, spans)
+
+
+def test_merge_spans_and_copied_characters():
+    assert merge_spans([(5, 9), (0, 2), (2, 4), (8, 12), (20, 20)]) == [(0, 4), (5, 12)]
+    p = pair(0, passages=((0, 10, 100, 110, 8), (5, 15, 200, 210, 8), (30, 31, 105, 120, 1)))
+    assert (p.copied_a, p.copied_b) == (16, 30)
+    with pytest.raises(ValueError):
+        pair(0, passages=((5, 4, 0, 1, 1),))
+    with pytest.raises(ValueError):
+        pair(0, passages=((1, 2, 3),))
+
+
+def test_pair_page_passages_numbered_alike_on_both_sides(tmp_path):
+    text_a = "xx ONE yy TWO zz"
+    text_b = "TWO ... ONE"
+    p = pair(0, text_a=text_a, text_b=text_b, passages=((10, 13, 0, 3, 3), (3, 6, 8, 11, 3)))
+    root = written(tmp_path, pairs=[p]).parent
+    dom = Dom((root / "pair" / f"{p.key}.html").read_text(encoding="utf-8"))
+    # numbered by position in A: ONE is 1, TWO is 2, on both sides
+    anchors = {a["id"]: a for a in dom.named("a") if a.get("class") == "pn"}
+    assert set(anchors) == {"a1", "a2", "b1", "b2"}
+    assert [m for m in dom.marks] == [("text-a", "ONE"), ("text-a", "TWO"), ("text-b", "TWO"), ("text-b", "ONE")]
+    source = (root / "pair" / f"{p.key}.html").read_text(encoding="utf-8")
+    assert source.index('id="b2"') < source.index('id="b1"')  # TWO comes first in B
+    # the passage list links to both anchors
+    hrefs = [a["href"] for a in dom.named("a")]
+    for ident in ("#a1", "#a2", "#b1", "#b2"):
+        assert ident in hrefs
+
+
+def test_long_text_is_cut_with_a_note_and_missing_text_noted(tmp_path):
+    long_a = "x" * (MAX_TEXT_CHARS + 5000) + "TAIL"
+    n = len(long_a)
+    p = pair(0, text_a=long_a, text_b=None, passages=((0, 5, 0, 5, 5), (n - 4, n, 10, 14, 4)), capped=True)
+    root = written(tmp_path, pairs=[p]).parent
+    source = (root / "pair" / f"{p.key}.html").read_text(encoding="utf-8")
+    dom = Dom(source)
+    assert len(dom.column_text("text-a")) == MAX_TEXT_CHARS
+    assert f"first {MAX_TEXT_CHARS:,} of {n:,} characters" in source
+    assert "not available" in source  # text_b is None
+    assert "text-b" not in {a.get("id") for _, a in dom.tags}
+    assert "(not shown)" in source  # passage 2 lies past the cut
+    assert "cap" in source and "more copied passages may exist" in source
+    assert dom.marks == [("text-a", "xxxxx")]
+
+
+# ---------------------------------------------------------------------------- paging and files
+
+
+def test_paging_and_detail_pages(tmp_path):
+    pairs = [pair(i, containment_a=1 - i / 200) for i in range(120)]
+    index = written(tmp_path, pairs=pairs, page_size=50, detail_pages=30)
+    root = index.parent
+    names = sorted(p.name for p in root.iterdir())
+    assert names == ["boilerplate.html", "index.html", "pair", "pairs-002.html", "pairs-003.html",
+                     "rank_frequency.png", "stats.json"]
+    assert sorted(p.name for p in (root / "pair").iterdir()) == sorted(f"{p.key}.html" for p in pairs[:30])
+    # pages hold 50, 50, 20 rows, ranks continue across pages
+    for name, first, count in (("index.html", 1, 50), ("pairs-002.html", 51, 50), ("pairs-003.html", 101, 20)):
+        dom = Dom((root / name).read_text(encoding="utf-8"))
+        rows = [t for t in dom.named("tr")]
+        assert len(rows) == count + 1, name  # + header row
+        assert f"Pairs {first}–{first + count - 1} of 120" in dom.text()
+    # every relative link in every page resolves to a written file or an anchor in that page
+    for path in html_files(root):
+        source = path.read_text(encoding="utf-8")
+        dom = Dom(source)
+        ids = {a.get("id") for _, a in dom.tags}
+        for _tag, attrs in dom.tags:
+            for key in ("href", "src"):
+                target = attrs.get(key)
+                if not target or target.startswith(("http://", "https://")):
+                    continue
+                if target.startswith("#"):
+                    assert target[1:] in ids, (path, target)
+                else:
+                    assert (path.parent / target).resolve().exists(), (path, target)
+    index_dom = Dom(index.read_text(encoding="utf-8"))
+    detail_links = [a["href"] for a in index_dom.named("a") if a["href"].startswith("pair/")]
+    assert len(detail_links) == 30
+
+
+def test_page_counts_at_the_edges(tmp_path):
+    root = written(tmp_path, pairs=[pair(i) for i in range(50)], page_size=50).parent
+    assert not list(root.glob("pairs-*.html"))
+    root = written(tmp_path, pairs=[pair(i) for i in range(51)], page_size=50, detail_pages=0).parent
+    assert [p.name for p in root.glob("pairs-*.html")] == ["pairs-002.html"]
+    assert not list((root / "pair").iterdir())
+
+
+def test_missing_stats_keys_and_empty_inputs(tmp_path):
+    fit = powerlaw.fit_power_law([])
+    index = write_report(tmp_path / "r", stats={}, pairs=[], boilerplate=[], rank_freq=[], fit=fit)
+    source = index.read_text(encoding="utf-8")
+    assert "No pairs" in source
+    check_safe_markup(index)
+    boiler = (index.parent / "boilerplate.html").read_text(encoding="utf-8")
+    assert "no fit" in boiler and (index.parent / "rank_frequency.png").stat().st_size > 1000
+    record = json.loads((index.parent / "stats.json").read_text())
+    assert record["shares"]["hashes"] == 0 and record["fit"]["slope"] is None
+    # partial stats, fit None, odd values
+    odd = {"documents": 5, "parsed": 4, "k": 50, "elapsed": float("nan"), "inputs": ["a.warc", "b.warc"],
+           "records_seen": 9, "skipped": 1, "failed": 0, "flagged": 1}
+    index = write_report(tmp_path / "r", stats=odd, pairs=[pair(0)], boilerplate=[], rank_freq=RUNS, fit=None)
+    text = Dom(index.read_text(encoding="utf-8")).text()
+    assert "does not add up" in text  # 4 + 1 + 0 + 1 != 9
+    assert "input files" in text and "2" in text
+    assert "t = w + k" not in text  # w missing: t is not made up
+    assert json.loads((index.parent / "stats.json").read_text())["elapsed"] is None
+
+
+def test_summary_shows_known_figures(tmp_path):
+    index = written(tmp_path)
+    text = Dom(index.read_text(encoding="utf-8")).text()
+    for fragment in ("1,000 = 900 parsed + 60 skipped + 10 failed + 30 flagged", "149", "0.02000", "0.01980",
+                     f"slope {FIT['slope']:.3f}", "1 doc", "boilerplate hashes"):
+        assert fragment in text, fragment
+    assert "does not add up" not in text
+
+
+def test_existing_report_replaced_foreign_folder_refused(tmp_path):
+    written(tmp_path, pairs=[pair(i) for i in range(120)])
+    root = written(tmp_path, pairs=[pair(0)]).parent
+    assert not (root / "pairs-002.html").exists() and len(list((root / "pair").iterdir())) == 1
+    assert not list(tmp_path.glob(".report.*"))
+    (root / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError):
+        written(tmp_path)
+    assert (root / "notes.txt").exists()
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError):
+        written(tmp_path, page_size=0)
+    with pytest.raises(TypeError):
+        written(tmp_path, pairs=[{"doc_a": 1}])
+    with pytest.raises(ValueError):
+        written(tmp_path, rank_freq=[(1, 5, 3, 2)])
+
+
+def test_from_rows():
+    row = {"doc_a": 1, "doc_b": 2, "url_a": "http://a", "url_b": None, "shared": 3, "fp_a": 4, "fp_b": 5,
+           "resemblance": 0.5, "containment_a": 0.75, "containment_b": 0.6}
+    passages = [{"doc_a": 1, "doc_b": 2, "start_a": 0, "end_a": 4, "start_b": 2, "end_b": 6, "length": 4, "capped": False},
+                {"doc_a": 1, "doc_b": 2, "start_a": 9, "end_a": 12, "start_b": 7, "end_b": 8, "length": 1, "capped": True}]
+    p = PairView.from_row(row, passages, text_a="abcdefghijklmn")
+    assert p.passages == ((0, 4, 2, 6, 4), (9, 12, 7, 8, 1)) and p.capped and p.text_b is None
+    h = HashView.from_row({"hash": 7, "docs": 3, "occurrences": 4, "hosts": 2, "doc_id": 1, "snippet": "x"})
+    assert (h.hash, h.docs, h.hosts, h.snippet) == (7, 3, 2, "x")
+
+
+def test_odd_python_values_are_written(tmp_path):
+    """A lone surrogate (possible from Python callers, never from Arrow) is written as '?', one
+    character for one; numpy scalars and paths in stats become plain JSON."""
+    np = pytest.importorskip("numpy")
+    p = pair(0, text_a="ab\ud800cd copied", text_b="copied", passages=((6, 12, 0, 6, 6),))
+    stats = {"documents": np.int64(5), "density": np.float32(0.5), "out": Path("/x/y"), "ids": {3, 1}}
+    root = written(tmp_path, stats=stats, pairs=[p]).parent
+    dom = Dom((root / "pair" / f"{p.key}.html").read_text(encoding="utf-8"))
+    assert dom.column_text("text-a") == "ab?cd copied" and dom.marks[0] == ("text-a", "copied")
+    record = json.loads((root / "stats.json").read_text())
+    assert (record["documents"], record["density"], record["out"], record["ids"]) == (5, 0.5, "/x/y", [1, 3])

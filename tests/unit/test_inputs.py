@@ -1,0 +1,87 @@
+"""Input listing and task grouping."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import pytest
+
+from webwinnow.crawl.inputs import InputFile, group_inputs, list_inputs
+from webwinnow.errors import UserError
+
+
+@pytest.fixture()
+def crawl(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "deep").mkdir()
+    for name, size in [("a/1.warc.gz", 10), ("a/deep/2.arc", 20), ("a/3.warc", 30), ("a/notes.txt", 5), ("b.arc.gz", 40), ("c.wet.gz", 1)]:
+        (tmp_path / name).write_bytes(b"x" * size)
+    return tmp_path
+
+
+def test_directories_are_searched_recursively_for_crawl_files(crawl):
+    files = list_inputs([str(crawl / "a")])
+    assert [os.path.relpath(f.path, crawl) for f in files] == ["a/1.warc.gz", "a/3.warc", "a/deep/2.arc"]
+    assert [f.size for f in files] == [10, 30, 20]
+
+
+def test_globs_dedup_and_sorting(crawl):
+    files = list_inputs([str(crawl / "*.arc.gz"), str(crawl / "a" / "*.warc*"), str(crawl / "b.arc.gz")])
+    assert [os.path.basename(f.path) for f in files] == ["1.warc.gz", "3.warc", "b.arc.gz"]
+
+
+def test_manifest_relative_and_absolute_lines_gzipped(crawl):
+    manifest = crawl / "warc.paths.gz"
+    with gzip.open(manifest, "wt") as fh:
+        fh.write(f"# a comment\na/1.warc.gz\n\n{crawl / 'b.arc.gz'}\nfile://{crawl / 'a' / '3.warc'}\n")
+    files = list_inputs([str(manifest)])
+    assert [os.path.relpath(f.path, crawl) for f in files] == ["a/1.warc.gz", "a/3.warc", "b.arc.gz"]
+
+
+def test_missing_inputs_are_refused_before_any_work(crawl):
+    with pytest.raises(UserError, match=r"1 input path does not exist: .*nope\.warc\.gz"):
+        list_inputs([str(crawl / "b.arc.gz"), str(crawl / "nope.warc.gz")])
+    manifest = crawl / "inputs.txt"
+    manifest.write_text("a/1.warc.gz\nmissing-1.warc.gz\nmissing-2.warc.gz\n")
+    with pytest.raises(UserError, match=r"2 input paths do not exist: .*missing-1\.warc\.gz \(listed in .*inputs\.txt\)"):
+        list_inputs([str(manifest)])
+
+
+@pytest.mark.parametrize("text", ["just some notes\n", "a/1.warc.gz\nnot a path\n", "", "a/1.warc.gz.bak\n"])
+def test_a_text_file_is_a_manifest_only_when_every_line_names_a_crawl_file(crawl, text):
+    notes = crawl / "notes.txt"
+    notes.write_text(text)
+    with pytest.raises(UserError, match=r"notes\.txt is neither a crawl file .* nor a manifest"):
+        list_inputs([str(notes)])
+
+
+def test_remote_and_odd_inputs_are_refused(crawl):
+    with pytest.raises(UserError, match="remote inputs are not supported yet"):
+        list_inputs(["s3://bucket/crawl.warc.gz"])
+    manifest = crawl / "remote.paths"
+    manifest.write_text("https://data.commoncrawl.org/crawl-data/x.warc.gz\n")
+    with pytest.raises(UserError, match="remote inputs are not supported yet"):
+        list_inputs([str(manifest)])
+    (crawl / "page.html").write_text("<html></html>")
+    with pytest.raises(UserError, match="neither a crawl file"):
+        list_inputs([str(crawl / "page.html")])
+    (crawl / "empty").mkdir()
+    with pytest.raises(UserError, match="the folder holds no .warc"):
+        list_inputs([str(crawl / "empty")])
+
+
+def test_wat_files_alone_are_refused_wet_files_are_inputs(crawl):
+    (crawl / "x.wat.gz").write_bytes(b"x")
+    with pytest.raises(UserError, match="every input is a WAT file"):
+        list_inputs([str(crawl / "x.wat.gz")])
+    assert [os.path.basename(f.path) for f in list_inputs([str(crawl / "c.wet.gz"), str(crawl / "x.wat.gz")])] \
+        == ["c.wet.gz", "x.wat.gz"]
+
+
+def test_groups_hold_whole_files_in_order():
+    files = [InputFile(f"/f{i}", s) for i, s in enumerate([50, 50, 200, 10, 10, -1, 10])]
+    groups = group_inputs(files, target_bytes=100)
+    assert [[f.path for f in g] for g in groups] == [["/f0", "/f1"], ["/f2"], ["/f3", "/f4", "/f5", "/f6"]]
+    assert [f for g in groups for f in g] == files
+    assert len(group_inputs(files, target_bytes=10**9, max_files=3)) == 3

@@ -1,0 +1,149 @@
+"""Copied passages grown from fingerprints, against a brute-force reference; clusters' union-find."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import webwinnow as ww
+from webwinnow.analysis.components import components
+from webwinnow.analysis.spans import copied_passages
+
+import naive
+
+
+def _words(rng: random.Random, n: int, vocabulary: list[str]) -> str:
+    return " ".join(rng.choice(vocabulary) for _ in range(n))
+
+
+VOCAB = ["".join(random.Random(i).choice("abcdefghijklmnopqrstuvwxyzéß") for _ in range(2 + i % 7)) for i in range(2000)]
+
+
+def _seeds(text_a: str, text_b: str, k: int, w: int):
+    ha, pa = ww.fingerprint(text_a, k=k, w=w)
+    hb, pb = ww.fingerprint(text_b, k=k, w=w)
+    seeds = [(p, q) for h, p in zip(ha, pa) for g, q in zip(hb, pb) if h == g]
+    return np.array([s[0] for s in seeds], np.int64), np.array([s[1] for s in seeds], np.int64)
+
+
+def _spans(found) -> set[tuple[int, int, int, int, int]]:
+    return set(zip(found.start_a.tolist(), found.end_a.tolist(), found.start_b.tolist(), found.end_b.tolist(), found.length.tolist()))
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("k, w", [(5, 4), (12, 10), (50, 100)])
+def test_spans_equal_the_brute_force_reference(seed, k, w):
+    rng = random.Random(seed)
+    shared = [_words(rng, rng.randint(3, 40), VOCAB) for _ in range(3)]
+    a = " ".join([_words(rng, 50, VOCAB), shared[0], _words(rng, 30, VOCAB), shared[1], shared[2], _words(rng, 10, VOCAB)])
+    b = " ".join([shared[2].upper(), _words(rng, 40, VOCAB), shared[0].replace(" ", " — "), _words(rng, 20, VOCAB), shared[1]])
+    pos_a, pos_b = _seeds(a, b, k, w)
+    found = copied_passages(a, b, pos_a, pos_b, k)
+    assert _spans(found) == naive.copied_spans(a, b, k, w)
+    assert not found.capped
+
+
+def test_a_long_copy_is_one_span_covering_it():
+    rng = random.Random(7)
+    copy = _words(rng, 400, VOCAB)
+    a = _words(rng, 300, VOCAB) + ". " + copy + " " + _words(rng, 100, VOCAB)
+    b = _words(rng, 50, VOCAB) + "\n\n" + copy.upper().replace(" ", ",\n") + "!! " + _words(rng, 200, VOCAB)
+    found = copied_passages(a, b, *_seeds(a, b, 50, 100), 50)
+    assert len(found) == 1
+    start = a.index(copy)
+    assert found.start_a[0] <= start and found.end_a[0] >= start + len(copy)
+    assert ww.normalize(a[found.start_a[0]:found.end_a[0]])[0] == ww.normalize(b[found.start_b[0]:found.end_b[0]])[0]
+    assert found.length[0] >= len(ww.normalize(copy)[0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_every_span_is_a_maximal_common_substring_of_length_at_least_k(data):
+    rng = random.Random(data.draw(st.integers(0, 10**6)))
+    alphabet = data.draw(st.sampled_from(["ab", "abc", "abcdefghij"]))
+    k = data.draw(st.integers(2, 12))
+    w = data.draw(st.integers(1, 10))
+    core = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+    a = "".join(rng.choice(alphabet + " ,") for _ in range(rng.randint(0, 60))) + core
+    b = core + "".join(rng.choice(alphabet + " .") for _ in range(rng.randint(0, 60)))
+    found = copied_passages(a, b, *_seeds(a, b, k, w), k)
+    na, offs_a = ww.normalize(a)
+    nb, offs_b = ww.normalize(b)
+    for sa, ea, sb, eb, length in _spans(found):
+        assert length >= k
+        piece_a, piece_b = ww.normalize(a[sa:ea])[0], ww.normalize(b[sb:eb])[0]
+        assert piece_a == piece_b and len(piece_a) == length
+        i, j = int(np.searchsorted(offs_a, sa)), int(np.searchsorted(offs_b, sb))
+        assert i == 0 or j == 0 or na[i - 1] != nb[j - 1]  # not extendable to the left
+        assert i + length == len(na) or j + length == len(nb) or na[i + length] != nb[j + length]
+
+
+def test_nothing_shorter_than_k_and_collisions_are_discarded():
+    a = "the quick brown fox " * 3
+    b = "completely different words here " * 3
+    # seeds that point at unequal k-grams (as a hash collision would) produce no span
+    found = copied_passages(a, b, np.array([0, 4]), np.array([0, 8]), 5)
+    assert len(found) == 0
+
+
+def test_caps_are_reported():
+    rng = random.Random(3)
+    parts = [_words(rng, 60, VOCAB) for _ in range(6)]
+    a = " | ".join(p + " " + _words(rng, 40, VOCAB) for p in parts)
+    b = " | ".join(_words(rng, 40, VOCAB) + " " + p for p in parts)
+    seeds = _seeds(a, b, 20, 10)
+    assert len(copied_passages(a, b, *seeds, 20)) == 6
+    capped = copied_passages(a, b, *seeds, 20, max_spans=2)
+    assert len(capped) == 2 and capped.capped
+    assert copied_passages(a, b, *seeds, 20, max_chars=30).capped
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="same length"):
+        copied_passages("abc", "abc", [0], [0, 1], 2)
+    with pytest.raises(TypeError):
+        copied_passages(b"abc", "abc", [0], [0], 2)
+
+
+def test_components_smallest_id_labels_and_sizes():
+    a = np.array([50, 7, 3, 100, 7, 8])
+    b = np.array([7, 9, 1, 101, 50, 1])
+    doc, cluster, size = components(a, b)
+    got = dict(zip(doc.tolist(), zip(cluster.tolist(), size.tolist())))
+    assert got == {1: (1, 3), 3: (1, 3), 8: (1, 3), 7: (7, 3), 9: (7, 3), 50: (7, 3), 100: (100, 2), 101: (100, 2)}
+    assert [len(x) for x in components(np.array([], np.int64), np.array([], np.int64))] == [0, 0, 0]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=60))
+def test_components_match_a_naive_flood_fill(edges):
+    a = np.array([e[0] for e in edges], np.int64)
+    b = np.array([e[1] for e in edges], np.int64)
+    doc, cluster, size = components(a, b)
+    adjacency: dict[int, set[int]] = {}
+    for x, y in edges:
+        adjacency.setdefault(x, set()).add(y)
+        adjacency.setdefault(y, set()).add(x)
+    for node in adjacency:
+        seen, stack = {node}, [node]
+        while stack:
+            for nxt in adjacency[stack.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        i = int(np.searchsorted(doc, node))
+        assert cluster[i] == min(seen) and size[i] == len(seen)
+
+
+def test_boilerplate_share_per_span():
+    from webwinnow.analysis.boilerplate import boilerplate_share
+
+    hashes = np.array([5, 6, 7, 8])
+    positions = np.array([10, 0, 30, 20])  # any order
+    got = boilerplate_share(hashes, positions, np.array([6, 8]), np.array([0, 15, 40, 0]), np.array([15, 31, 50, 100]))
+    assert got[:2].tolist() == [0.5, 0.5] and np.isnan(got[2]) and got[3] == 0.5
+    assert boilerplate_share(hashes, positions, np.array([], np.int64), np.array([0]), np.array([100])).tolist() == [0.0]
