@@ -7,8 +7,8 @@
     webwinnow sample OUT_DIR                    (the project's own sample crawl)
 
 Exit status: 0 done; 2 a usage error or a refusal (nothing was changed); 3 too many input
-files failed (nothing published); 130 interrupted (OUT unchanged). Anything else is a bug and
-keeps its traceback. `spark-submit jobs/submit.py STAGE ...` takes the same arguments as `webwinnow STAGE ...`.
+files failed (nothing published); 4 the environment failed (disk full, a corrupt table file);
+130 interrupted (OUT unchanged). Anything else is a bug and keeps its traceback. `spark-submit jobs/submit.py STAGE ...` takes the same arguments as `webwinnow STAGE ...`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 from . import __version__
 from .config import RunConfig, default_config_files, load_config
 from .console import Console
-from .errors import TooManyFailures, UserError
+from .errors import TooManyFailures, UserError, environment_failure
 from .stages import STAGES, Stage, downstream, recipe, stage, stale_tables
 
 FRESH = ("run", "extract")
@@ -183,11 +183,15 @@ class Plan:
                             or foreign_entries(other, TABLES):
                         raise UserError(f"{other} is in the way and was not made by webwinnow: move it away and rerun")
         else:
-            if not self.final.is_dir():
+            from .outdir import swap_pending
+
+            if not self.final.is_dir() and not swap_pending(self.final):
                 raise UserError(f"{self.final} does not exist or is not a folder: run "
                                 f"'webwinnow run INPUT... --out {self.args.out}' first")
             if getattr(self.args, "downstream", False):
                 self.stages += downstream([s.name for s in self.stages])
+            if not self.final.is_dir():
+                return  # a swap to finish first (run_stages, under the lock); checked there
             _check_reads(self.stages[0], self.final, _metas(self.final))
             if self.stages[0].name != "fingerprint":
                 _stage_config(self.cfg, self.final, self.stages[0])  # the fingerprints' settings are readable
@@ -305,7 +309,7 @@ def run_stages(plan: Plan, console: Console, capture: bool = False) -> dict:
     tables of two runs; later stages alone replace their own tables, one at a time, atomically,
     and say which downstream tables they left stale.
     """
-    from .outdir import MARKER, RunLock, remove_own, write_marker
+    from .outdir import MARKER, RunLock, recover_interrupted_swap, remove_own, write_marker
     from .stages import TABLES
     from .tables import replace_dir
 
@@ -314,12 +318,11 @@ def run_stages(plan: Plan, console: Console, capture: bool = False) -> dict:
         if lock.stale_owner:
             console.say(f"took over the lock of a run that is gone (pid {lock.stale_owner.get('pid')} on "
                         f"{lock.stale_owner.get('host')})")
+        repaired = recover_interrupted_swap(final)
+        if repaired:
+            console.say(repaired)
         if plan.fresh:
             out = plan.staging
-            if plan.trash.exists() and not final.exists():
-                # a swap was cut between its two renames: the old output is complete, put it back
-                os.replace(plan.trash, final)
-                console.say(f"restored {final} from an interrupted swap")
             if out.exists() and not plan.args.resume:
                 console.say(f"discarding the unfinished run in {out} (use --resume to continue it)")
                 remove_own(out, TABLES)
@@ -471,6 +474,18 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
     except UserError as exc:
         console.error(f"error: {exc}")
         return exc.exit_code
+    except Exception as exc:
+        failure = environment_failure(exc, str(plan.final) if plan else "the output")
+        if failure is None:
+            raise  # a bug: keep the traceback
+        console.error(f"error: {failure.message}")
+        if failure.kind == "disk_full" and plan is not None and plan.fresh:
+            from .outdir import prune_for_space
+
+            kept = prune_for_space(plan.staging)
+            if kept:
+                console.error(f"removed the unfinished run's tables to free the space; kept {kept} in {plan.staging}")
+        return failure.exit_code
     except KeyboardInterrupt:
         if plan is None or not plan.fresh:
             where = f"{plan.final}: finished tables were kept, the interrupted one is unchanged" if plan else "nothing changed"

@@ -55,8 +55,11 @@ class Console:
     def log(self, line: str) -> None:
         if self._log is not None:
             with self._lock:
-                self._log.write((line.rstrip("\n") + "\n").encode("utf-8", "replace"))
-                self._log.flush()
+                try:
+                    self._log.write((line.rstrip("\n") + "\n").encode("utf-8", "replace"))
+                    self._log.flush()
+                except OSError:  # a full disk: the terminal still gets the line
+                    pass
 
     def _write(self, stream: TextIO, text: str) -> None:
         with self._lock:

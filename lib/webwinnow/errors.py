@@ -1,9 +1,15 @@
 """Errors a user can act on: the command prints their message as one line and exits non-zero.
 
-Anything else that escapes is a bug and keeps its traceback.
+Exit status: 2 a usage error or refusal, 3 too many failed input files, 4 the environment failed
+(disk full, a corrupt table file), 130 interrupted. Anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
+
+import errno
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 
 class UserError(ValueError):
@@ -19,3 +25,49 @@ class TooManyFailures(UserError):
     """More input files failed than extract.max_failed_ratio allows; documents were not written."""
 
     exit_code = 3
+
+
+@dataclass(frozen=True)
+class EnvironmentFailure:
+    """A failure of the machine or the data on disk, not of webwinnow: said in one line, exit 4."""
+
+    kind: str  # "disk_full" | "corrupt_table"
+    message: str
+    exit_code: int = 4
+
+
+_CORRUPT = re.compile(r"is not a Parquet file|Could not read footer|CorruptedFile|ParquetDecodingException|"
+                      r"expected magic number|Can not read value at|FAILED_READ_FILE|Invalid Parquet", re.I)
+_PARQUET_PATH = re.compile(r"(?:file:)?(/[^\s'\"\]\[,]+?\.parquet)")
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def environment_failure(exc: BaseException, out: str) -> EnvironmentFailure | None:
+    """The root cause of exc when it is a full disk or a corrupt Parquet file, else None.
+
+    Spark's errors arrive as Py4J exceptions whose text holds the Java cause: they are matched on
+    that text, since the Java exception classes do not cross into Python.
+    """
+    text = ""
+    for e in _chain(exc):
+        if isinstance(e, OSError) and e.errno == errno.ENOSPC:
+            return EnvironmentFailure("disk_full", f"disk full (ENOSPC) writing {getattr(e, 'filename', None) or out}: "
+                                      "free some space or give an --out on another disk, then rerun")
+        text += " " + str(e)
+    if "No space left on device" in text:
+        return EnvironmentFailure("disk_full", f"disk full (ENOSPC) while writing {out}: free some space "
+                                  "or give an --out on another disk, then rerun")
+    if _CORRUPT.search(text):
+        m = _PARQUET_PATH.search(text)
+        where = m.group(1) if m else "a table file"
+        return EnvironmentFailure("corrupt_table", f"{where} is corrupt (not a readable Parquet file): rerun the "
+                                  "stage that writes its table, or the whole run")
+    return None

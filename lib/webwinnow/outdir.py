@@ -120,6 +120,55 @@ def remove_own(folder: Path, tables: Iterable[str]) -> None:
     shutil.rmtree(folder)
 
 
+def _staging(final: Path) -> Path:
+    return final.parent / f"{final.name}.incomplete"
+
+
+def _trash(final: Path) -> Path:
+    return final.parent / f".{final.name}.old"
+
+
+def swap_pending(final: Path) -> bool:
+    """OUT is missing but the pieces of an interrupted swap are there."""
+    return not final.exists() and (_trash(final).is_dir() or (_staging(final) / "summary.json").is_file())
+
+
+def recover_interrupted_swap(final: Path) -> str | None:
+    """Finish or undo a swap of OUT cut between its two renames (filesystems without an atomic
+    exchange); says what it did. Call with the lock held.
+
+    OUT missing and OUT.incomplete finished (its summary.json is written just before the swap):
+    the new output is complete, so it goes in place. Otherwise a complete old output in
+    .OUT.old is put back. Nothing complete is ever deleted.
+    """
+    if final.exists():
+        return None
+    staging, trash = _staging(final), _trash(final)
+    if (staging / "summary.json").is_file() and is_webwinnow_output(staging):
+        os.replace(staging, final)
+        if trash.is_dir() and is_webwinnow_output(trash):
+            shutil.rmtree(trash)
+        return f"finished the interrupted swap of {final}: the completed run is in place"
+    if trash.is_dir() and is_webwinnow_output(trash):
+        os.replace(trash, final)
+        return f"restored {final} from an interrupted swap (the unfinished run stays in {staging})"
+    return None
+
+
+def prune_for_space(staging: Path) -> str:
+    """After a disk-full failure: delete the unfinished run's tables, keeping its ledger and
+    run.log (what the user needs to read); returns what was kept."""
+    if not staging.is_dir() or not is_webwinnow_output(staging):
+        return ""
+    kept = []
+    for entry in staging.iterdir():
+        if entry.name in ("ledger", "run.log", MARKER):
+            kept.append(entry.name)
+        elif entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+    return ", ".join(sorted(k for k in kept if k != MARKER))
+
+
 # -- the lock ---------------------------------------------------------------------------------
 
 def _proc_start(pid: int) -> str | None:

@@ -151,3 +151,40 @@ def test_a_stage_alone_marks_downstream_stale_and_downstream_reruns(tmp_path, sa
     docs = fps.groupby("hash")["doc_id"].nunique()
     assert record["stats"]["boilerplate_hashes"] == int((docs > record["max_df"]).sum())
     assert record["config"]["winnow"]["w"] == 4
+
+
+def test_a_corrupt_table_file_is_one_line_with_its_path(tmp_path, sample_run, capsys):
+    out = tmp_path / "out"
+    shutil.copytree(sample_run, out)
+    part = sorted((out / "pairs").glob("*.parquet"))[0]
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    capsys.readouterr()
+    assert main(["clusters", "--out", str(out), "--conf", str(CONF)]) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (f"webwinnow: error: {part} is corrupt (not a readable Parquet file): rerun the stage that "
+                       "writes its table, or the whole run"), err
+    assert not any("Traceback" in line or "at org.apache" in line for line in err)
+
+
+@pytest.fixture()
+def small_disk(tmp_path):
+    """A 2 MiB filesystem: the sample's output (about 3.6 MB) does not fit."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip()}): the disk-full case needs one")
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_a_full_disk_is_one_line_and_frees_the_space(small_disk, sample_dir, capsys):
+    out = small_disk / "out"
+    capsys.readouterr()
+    assert main(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF)]) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert any(line.startswith("webwinnow: error: disk full (ENOSPC)") for line in err), err
+    assert not any("Traceback" in line for line in err)
+    staged = small_disk / "out.incomplete"
+    assert not out.exists() and not (small_disk / "out.lock").exists()
+    assert {p.name for p in staged.iterdir()} <= {".webwinnow-output", "ledger", "run.log"}

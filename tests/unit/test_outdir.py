@@ -190,3 +190,70 @@ def test_version(capsys):
         main(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out.startswith("webwinnow 0.")
+
+
+def _output(folder: Path, tag: str) -> Path:
+    (folder / "pairs").mkdir(parents=True)
+    (folder / "pairs" / "_webwinnow.json").write_text(json.dumps({"tag": tag}))
+    (folder / MARKER).write_text(json.dumps({"made_by": "webwinnow"}))
+    return folder
+
+
+def test_a_swap_cut_between_its_renames_is_finished_or_undone(tmp_path):
+    from webwinnow.outdir import recover_interrupted_swap
+
+    final = tmp_path / "out"
+    # killed after OUT went to .OUT.old, before OUT.incomplete (finished) took its place
+    _output(tmp_path / ".out.old", "old")
+    _output(tmp_path / "out.incomplete", "new")
+    (tmp_path / "out.incomplete" / "summary.json").write_text("{}")
+    assert "finished the interrupted swap" in recover_interrupted_swap(final)
+    assert json.loads((final / "pairs" / "_webwinnow.json").read_text())["tag"] == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert recover_interrupted_swap(final) is None  # nothing to do any more
+    # an unfinished run (no summary.json) never replaces the old output: the old one comes back
+    final.rename(tmp_path / ".out.old")
+    _output(tmp_path / "out.incomplete", "half")
+    assert "restored" in recover_interrupted_swap(final)
+    assert json.loads((final / "pairs" / "_webwinnow.json").read_text())["tag"] == "new"
+    assert (tmp_path / "out.incomplete" / "pairs").is_dir()  # kept for --resume
+
+
+def test_a_full_disk_keeps_only_what_the_user_reads(tmp_path):
+    from webwinnow.outdir import prune_for_space
+
+    staging = _output(tmp_path / "out.incomplete", "x")
+    (staging / "ledger").mkdir()
+    (staging / "run.log").write_text("log\n")
+    assert prune_for_space(staging) == "ledger, run.log"
+    assert sorted(p.name for p in staging.iterdir()) == [MARKER, "ledger", "run.log"]
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "pairs").mkdir()
+    assert prune_for_space(foreign) == "" and (foreign / "pairs").is_dir()
+
+
+def test_environment_failures_are_told_apart_from_bugs():
+    import errno
+
+    from webwinnow.errors import environment_failure
+
+    full = environment_failure(OSError(errno.ENOSPC, "No space left on device", "/d/out.incomplete/run.log"), "/d/out")
+    assert full.kind == "disk_full" and "/d/out.incomplete/run.log" in full.message and full.exit_code == 4
+    java = RuntimeError("An error occurred while calling o123.parquet.\n: org.apache.spark.SparkException: Job aborted"
+                        "\nCaused by: java.io.IOException: No space left on device\n\tat java.io.FileOutputStream")
+    assert environment_failure(java, "/d/out").kind == "disk_full"
+    corrupt = RuntimeError("[FAILED_READ_FILE.NO_HINT] Error while reading file file:/d/out/pairs/part-00000-x.zstd.parquet."
+                           " Caused by: java.lang.RuntimeException: file:/d/out/pairs/part-00000-x.zstd.parquet is not a"
+                           " Parquet file. Expected magic number at tail")
+    failure = environment_failure(corrupt, "/d/out")
+    assert failure.kind == "corrupt_table" and "/d/out/pairs/part-00000-x.zstd.parquet is corrupt" in failure.message
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError as exc:
+            raise RuntimeError("while writing") from exc
+    except RuntimeError as chained:
+        assert environment_failure(chained, "/d/out").kind == "disk_full"
+    assert environment_failure(ValueError("a bug"), "/d/out") is None
+    assert environment_failure(KeyError("pairs"), "/d/out") is None

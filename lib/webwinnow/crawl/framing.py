@@ -18,6 +18,7 @@ import base64
 import binascii
 import hashlib
 import io
+import logging
 import re
 import tempfile
 import zlib
@@ -27,14 +28,25 @@ from typing import IO
 
 from warcio.archiveiterator import ArchiveIterator
 
+# warcio logs invalid target URIs with the URI itself, which after damage is page text: logs and
+# the ledger must never hold page content. Our own checks say what was wrong.
+logging.getLogger("warcio").setLevel(logging.CRITICAL)
+
 GZIP_MAGIC = b"\x1f\x8b\x08"
 _CHUNK = 1 << 16
 _SPOOL_IN_MEMORY = 8 << 20
 # Where a record can start again after damage: a WARC version line, or an ARC v1 header line
 # (URL, IP, 14-digit date, MIME type, length).
-_RECORD_START = re.compile(
-    rb"(?:^|\n)(WARC/[01]\.\d+\r?\n|(?:https?|ftp|dns|filedesc|ftps|whois)://\S+ \S+ \d{14} \S+ \d+\r?\n)"
-)
+# A WARC version line may follow junk on the same line (a crawler that restarted mid-write); an
+# ARC header must start a line. Every candidate is confirmed by parsing.
+# url ip date mime [v2: status checksum location offset filename] length; the URL has a scheme
+# (http://..., dns:host, filedesc://...)
+_ARC_LINE = rb"[A-Za-z][A-Za-z0-9+.\-]{0,15}:\S+ \S+ \d{14} \S+ (?:\S+ ){0,5}\d+\r?\n"
+_RECORD_START = re.compile(rb"(WARC/[01]\.\d+\r?\n)|\n(" + _ARC_LINE + rb")")
+_HEADER_LINE = re.compile(rb"WARC/[01]\.\d+\r?\n|" + _ARC_LINE)
+#: What must follow a record's block: CRLF CRLF after a WARC record, one LF after an ARC record.
+_WARC_SEPARATOR = b"\r\n\r\n"
+_ARC_SEPARATORS = (b"\n", b"\r\n", b"")
 #: Errors after which the rest of a stream cannot be trusted to be where the framing says.
 RESYNC_ERRORS = frozenset({"content_length_mismatch", "missing_content_length", "invalid_content_length", "not_a_warc_record"})
 
@@ -58,6 +70,9 @@ class RawRecord:
     body_oversized: bool = False  # body longer than the read cap: not kept (body is empty)
     error: str | None = None  # machine-readable reason when the record is damaged
     detail: str | None = None  # a short human explanation (never page content)
+    flags: tuple[str, ...] = ()  # intact but odd (content_length_slip: see _records)
+    arc: bool = False  # an ARC record (warcio converts it; its record id is not the file's)
+    end: int | None = None  # offset just after the record and its separator, in the same stream
 
     def header(self, name: str) -> str | None:
         lname = name.lower()
@@ -89,6 +104,29 @@ class _QuietIterator(ArchiveIterator):
     # warcio prints the bytes that follow a record with a wrong Content-Length to stderr: that
     # is page content, which logs must never hold. The event is still counted (err_count).
     INC_RECORD = ""
+    separator = b""  # what _consume_blanklines took as the separator after the last record
+
+    def _consume_blanklines(self):
+        # warcio's own logic, keeping the bytes it consumed so the separator can be checked
+        # exactly: a blank line after the block followed by text means the Content-Length was
+        # short, which warcio accepts.
+        taken: list[bytes] = []
+        while True:
+            line = self.reader.readline()
+            if len(line) == 0:
+                self.separator = b"".join(taken)
+                return None, len(self.separator)
+            if not line.rstrip() or not taken:
+                if line.rstrip():
+                    self.err_count += 1
+                taken.append(line)
+                continue
+            self.separator = b"".join(taken)
+            return line, len(self.separator)
+
+
+class _JunkAfterRecord(Exception):
+    """Bytes that are not a record follow an intact record and its exact separator."""
 
 
 def _status(code) -> int | None:
@@ -155,17 +193,47 @@ def _records(stream: IO[bytes], max_body: int) -> Iterator[tuple[int, int, RawRe
         # does is charged to this record, not noticed one record later.
         errors = it.err_count
         it.read_to_end()
-        if it.err_count > errors and out.error is None:
-            out.error = "content_length_mismatch"
+        out.arc = _starts_arc(stream, offset)
+        exact = it.separator in _ARC_SEPARATORS if out.arc else it.separator == _WARC_SEPARATOR
+        following = it.next_line
+        junk = following is not None and not _HEADER_LINE.match(following)
+        if out.error is None:
+            if it.err_count > errors or (junk and not exact):
+                # the block does not end where Content-Length says: text where the separator
+                # should be (too long), or a blank line and then text (too short at a line end)
+                out.error = "content_length_mismatch"
+            elif not exact:
+                # only whitespace differs: the block is off by a few separator bytes (a
+                # Content-Length slip of 1-3 bytes); the record is kept, flagged
+                out.flags = ("content_length_slip",)
+        out.end = it.offset
         yield offset, it.offset, out
         if out.error in RESYNC_ERRORS:
             return
+        if junk:
+            raise _JunkAfterRecord()
+
+
+def _starts_arc(stream: IO[bytes], offset: int) -> bool:
+    """Whether the record at offset is an ARC record (warcio reports converted ARC records as WARC)."""
+    here = stream.tell()
+    try:
+        stream.seek(offset)
+        return not stream.read(5).startswith(b"WARC/")
+    finally:
+        stream.seek(here)
 
 
 def _find_record_start(fh: IO[bytes], start: int) -> int | None:
     """The offset of the first record header at or after start, scanning in blocks."""
+    # An ARC header must start a line: begin the search with the byte before start (a virtual
+    # newline at the start of the stream), so a match in the middle of a line is never taken.
+    if start > 0:
+        fh.seek(start - 1)
+        tail = fh.read(1)
+    else:
+        tail = b"\n"
     pos = start
-    tail = b""
     while True:
         fh.seek(pos)
         block = fh.read(1 << 20)
@@ -174,8 +242,9 @@ def _find_record_start(fh: IO[bytes], start: int) -> int | None:
         hay = tail + block
         base = pos - len(tail)
         for m in _RECORD_START.finditer(hay):
-            if base + m.start(1) >= start:
-                return base + m.start(1)
+            at = base + m.start(m.lastindex or 0)
+            if at >= start:
+                return at
         tail = hay[-512:]
         pos += len(block)
 
@@ -205,6 +274,20 @@ def _iter_stream(fh: IO[bytes], size: int, max_body: int) -> Iterator[RawRecord]
     base = 0
     while base < size:
         fh.seek(base)
+        head = fh.read(4096)
+        if not head.strip(b"\r\n\t "):
+            return  # only blank bytes left
+        if not _HEADER_LINE.match(head.lstrip(b"\r\n\t ")):
+            # not a record header: never let warcio read junk as an (ARC) header line
+            nxt = _find_record_start(fh, base)
+            end = nxt if nxt is not None else size
+            yield RawRecord(offset=base, error="not_a_warc_record", detail=f"no record header; {end - base} bytes skipped",
+                            end=end)
+            if nxt is None:
+                return
+            base = nxt
+            continue
+        fh.seek(base)
         last_end = None  # end of the last intact record read from base
         try:
             for start, end, rec in _records(fh, max_body):
@@ -226,7 +309,10 @@ def _iter_stream(fh: IO[bytes], size: int, max_body: int) -> Iterator[RawRecord]
             if nxt == bad:
                 nxt = _find_record_start(fh, bad + 1)
             span = (nxt if nxt is not None else size) - bad
-            yield RawRecord(offset=bad, error="not_a_warc_record", detail=f"{type(exc).__name__}; {span} bytes skipped")
+            what = "bytes that are not a record after an intact one" if isinstance(exc, _JunkAfterRecord) \
+                else type(exc).__name__
+            yield RawRecord(offset=bad, error="not_a_warc_record", detail=f"{what}; {span} bytes skipped",
+                            end=nxt if nxt is not None else size)
         if nxt is None:
             return
         base = nxt
@@ -243,10 +329,36 @@ def iter_file(path: str, *, max_body: int, max_member: int) -> Iterator[RawRecor
             return
         fh.seek(0, io.SEEK_END)
         size = fh.tell()
-        if head == GZIP_MAGIC:
+        if head == GZIP_MAGIC or _gzip_after_junk(fh):
             yield from _iter_gzip(fh, size, max_body, max_member)
         else:
             yield from _iter_stream(fh, size, max_body)
+
+
+def _gzip_after_junk(fh: IO[bytes], limit: int = 1 << 20) -> bool:
+    """Whether a file that does not start with a gzip member is gzipped after a few stray bytes
+    (a byte, a CRLF, NULs before the first member): a gzip member that inflates cleanly starts
+    within the first `limit` bytes, before any record header (a plain file's records may hold
+    gzip-encoded bodies, which must not make it a gzipped file)."""
+    fh.seek(0)
+    if _HEADER_LINE.match(fh.read(4096).lstrip(b"\r\n\t ")):
+        return False
+    fh.seek(0)
+    m = _RECORD_START.search(b"\n" + fh.read(limit))  # bounded: never scan a whole large file
+    header = m.start(m.lastindex or 0) - 1 if m else None
+    pos = 0
+    while pos < limit:
+        at = _find_magic(fh, pos)
+        if at is None or at >= limit or (header is not None and header < at):
+            return False
+        fh.seek(at)
+        try:
+            if zlib.decompressobj(31).decompress(fh.read(_CHUNK), 256):
+                return True
+        except zlib.error:
+            pass
+        pos = at + 1
+    return False
 
 
 def _inflate_member(fh: IO[bytes], start: int, spool: IO[bytes], max_member: int) -> tuple[int | None, str | None]:
@@ -261,9 +373,22 @@ def _inflate_member(fh: IO[bytes], start: int, spool: IO[bytes], max_member: int
             consumed += len(data)
         if not data:
             return None, "truncated_gzip_member"
+        saved = d.copy()
         try:
             out = d.decompress(data, _CHUNK)
         except zlib.error:
+            # zlib gives nothing of a call that fails: replay this piece a byte at a time from
+            # the state before it, so what decoded before the damage (all of it, for a member
+            # whose only fault is its CRC) reaches the spool and can be judged record by record
+            for i in range(len(data)):
+                try:
+                    piece = saved.decompress(data[i : i + 1])
+                except zlib.error:
+                    break
+                written += len(piece)
+                if written > max_member:
+                    return None, "member_size_limit"
+                spool.write(piece)
             return None, "gzip_data_error"
         written += len(out)
         if written > max_member:
@@ -273,6 +398,20 @@ def _inflate_member(fh: IO[bytes], start: int, spool: IO[bytes], max_member: int
 
 
 def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iterator[RawRecord]:
+    """Records of a gzipped file, member by member.
+
+    A member is inflated into a spool file first (memory up to 8 MiB, disk beyond), so its fault,
+    if any, is known before its records are read, and they are streamed: at most one record is
+    held back (to learn whether it is the one that reached the damage), so memory stays about
+    two bodies (2 x max_body) plus the spool's 8 MiB, whatever the member holds.
+
+    - A truncated member (``truncated_gzip_member``): what inflated is exact up to the cut, so the
+      records that end before it are intact; the record that reaches the cut, or the partial
+      header left after the last record, carries the fault.
+    - A corrupt member (``gzip_data_error``: bad deflate data or a CRC that does not match):
+      zlib notices only at the CRC, so every record decoded from it is suspect and fails, unless
+      its WARC-Payload-Digest verifies its payload.
+    """
     pos = 0
     while pos < size:
         fh.seek(pos)
@@ -287,21 +426,29 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iter
             end, error = _inflate_member(fh, pos, spool, max_member)
             length = spool.tell()
             spool.seek(0)
-            records = []
+            held: RawRecord | None = None
             for rec in _iter_stream(spool, length, max_body):
                 rec.offset, rec.inner = pos, rec.offset
-                records.append(rec) if error else None
-                if not error:
-                    yield rec
+                if error == "gzip_data_error" and rec.error is None and rec.digest_ok() is not True:
+                    rec.error = error
+                    rec.detail = (f"decoded from the damaged gzip member at byte {pos}; "
+                                  "no payload digest verifies it")
+                if held is not None:
+                    yield held
+                held = rec
             if error:
-                # The records that ended before the damage are intact; the one that reached it
-                # (or, if none was readable, the member itself) carries the member's fault.
-                if records and records[-1].error in (None, "record_truncated_eof", "content_length_mismatch", "not_a_warc_record"):
-                    records[-1].error = error
-                    records[-1].detail = f"member at byte {pos}: {error}"
+                reached = held is not None and (held.end is None or held.end >= length or held.error is not None)
+                if held is not None and reached:
+                    held.error = error
+                    held.detail = f"member at byte {pos}: {error}"
                 else:
-                    records.append(RawRecord(offset=pos, error=error, detail=f"{length} bytes decompressed"))
-                yield from records
+                    if held is not None:
+                        yield held
+                    tail = (held.end or 0) if held is not None else 0
+                    held = RawRecord(offset=pos, inner=tail, error=error,
+                                     detail=f"member at byte {pos}: {error}; {length - tail} bytes decompressed after the last record")
+            if held is not None:
+                yield held
         if end is None:
             if error == "truncated_gzip_member":
                 return
@@ -311,4 +458,3 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iter
             pos = nxt
         else:
             pos = end
-

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -201,17 +202,36 @@ def _size(path: str) -> int:
         return -1
 
 
+#: A target URI worth keeping: a scheme, then no whitespace, quotes or angle brackets. After
+#: damage the "URI" can be page text, which must not reach the tables.
+_PLAUSIBLE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,15}:[^\s<>\"\x00-\x1f\x7f]{0,8000}")
+
+
+def plausible_url(url: str | None) -> str | None:
+    return url if url is not None and _PLAUSIBLE_URL.fullmatch(url) else None
+
+
+def _record_id(path: str, rec: RawRecord) -> str | None:
+    # warcio gives converted ARC records a fresh random UUID: derive one from the coordinates,
+    # so two runs over the same file agree.
+    if rec.arc:
+        return f"<urn:webwinnow:arc:{doc_id(path, rec.offset, rec.inner):016x}>"
+    return rec.record_id
+
+
 def _record_rows(path: str, rec: RawRecord, result: dict) -> Iterator[dict]:
+    url = plausible_url(rec.url)
     common = {
         "file": path,
         "offset": rec.offset,
-        "record_id": rec.record_id,
+        "record_id": _record_id(path, rec),
         "warc_type": rec.warc_type,
-        "url": rec.url,
+        "url": url,
     }
     outcome = result["outcome"]
+    withheld = "; target URI withheld: not a URI" if rec.url is not None and url is None else ""
     if result.get("document"):
-        flags = result.get("flags") or ()
+        flags = tuple(result.get("flags") or ()) + rec.flags
         yield {
             **common,
             "table": "documents",
@@ -234,7 +254,7 @@ def _record_rows(path: str, rec: RawRecord, result: dict) -> Iterator[dict]:
             "kind": "record",
             "status": outcome,
             "reason": result["reason"],
-            "detail": result.get("detail") or rec.detail,
+            "detail": ((result.get("detail") or rec.detail or "") + withheld).lstrip("; ") or None,
         }
 
 
