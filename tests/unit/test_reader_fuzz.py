@@ -147,6 +147,7 @@ def _fuzz_one(name: str, tmp_path: Path, seed: int) -> Counter:
                 want += by_span.get(original, Counter())
         missing = want - got
         assert not missing, (name, n, kind, list(missing)[:2])
+        kinds["intact pages"] += sum(want.values())
         # nothing that is not an original page passes as ok without a flag (a flipped header byte
         # may change a URL, never a page's text)
         for d in docs:
@@ -158,6 +159,7 @@ def _fuzz_one(name: str, tmp_path: Path, seed: int) -> Counter:
 def test_mutated_real_files(name, tmp_path):
     kinds = _fuzz_one(name, tmp_path, seed=2026)
     assert kinds["truncate"] == TRIALS and kinds["leading_junk"] == TRIALS
+    print(name, dict(kinds))
 
 
 @pytest.mark.parametrize("name", ["dolma__sample-0000.warc.gz", "warcat__at.warc.gz"])
