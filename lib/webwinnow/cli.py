@@ -149,7 +149,7 @@ class Plan:
         self.stage_inputs: dict[str, Any] = {}
 
     def check(self) -> None:
-        from .outdir import check_replaceable
+        from .outdir import check_own_or_absent, check_replaceable
         from .stages import TABLES
 
         for path in self.exclude:
@@ -176,12 +176,7 @@ class Plan:
             protected = [f.path for f in self.inputs] + self.exclude + [os.path.abspath(c) for c in self.args.conf]
             check_replaceable(self.final, tables=TABLES, protected=protected, force=self.args.force)
             for other in (self.staging, self.trash):
-                if other.exists() or other.is_symlink():
-                    from .outdir import foreign_entries, is_webwinnow_output
-
-                    if other.is_symlink() or not other.is_dir() or not is_webwinnow_output(other) \
-                            or foreign_entries(other, TABLES):
-                        raise UserError(f"{other} is in the way and was not made by webwinnow: move it away and rerun")
+                check_own_or_absent(other, TABLES)
         else:
             from .outdir import swap_pending
 
@@ -198,11 +193,15 @@ class Plan:
 
     @property
     def staging(self) -> Path:
-        return self.final.parent / f"{self.final.name}.incomplete"
+        from .outdir import staging_of
+
+        return staging_of(self.final)
 
     @property
     def trash(self) -> Path:
-        return self.final.parent / f".{self.final.name}.old"
+        from .outdir import trash_of
+
+        return trash_of(self.final)
 
 
 def _metas(out: Path) -> dict[str, dict | None]:

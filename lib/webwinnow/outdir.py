@@ -115,22 +115,31 @@ def remove_own(folder: Path, tables: Iterable[str]) -> None:
     """Delete a folder webwinnow made (an unfinished run, a swapped-out old output); refuse others."""
     if not folder.exists():
         return
-    if folder.is_symlink() or not folder.is_dir() or not is_webwinnow_output(folder) or foreign_entries(folder, tables):
-        raise UserError(f"{folder} is in the way and was not made by webwinnow: move it away and rerun")
+    check_own_or_absent(folder, tables)
     shutil.rmtree(folder)
 
 
-def _staging(final: Path) -> Path:
+def staging_of(final: Path) -> Path:
+    """Where a fresh run builds OUT before swapping it in."""
     return final.parent / f"{final.name}.incomplete"
 
 
-def _trash(final: Path) -> Path:
+def trash_of(final: Path) -> Path:
+    """Where the old OUT waits during the swap (two renames where no atomic exchange exists)."""
     return final.parent / f".{final.name}.old"
+
+
+def check_own_or_absent(folder: Path, tables: Iterable[str]) -> None:
+    """Raise UserError when something webwinnow did not make is at `folder` (absent is fine)."""
+    if not folder.exists() and not folder.is_symlink():
+        return
+    if folder.is_symlink() or not folder.is_dir() or not is_webwinnow_output(folder) or foreign_entries(folder, tables):
+        raise UserError(f"{folder} is in the way and was not made by webwinnow: move it away and rerun")
 
 
 def swap_pending(final: Path) -> bool:
     """OUT is missing but the pieces of an interrupted swap are there."""
-    return not final.exists() and (_trash(final).is_dir() or (_staging(final) / "summary.json").is_file())
+    return not final.exists() and (trash_of(final).is_dir() or (staging_of(final) / "summary.json").is_file())
 
 
 def recover_interrupted_swap(final: Path) -> str | None:
@@ -143,7 +152,7 @@ def recover_interrupted_swap(final: Path) -> str | None:
     """
     if final.exists():
         return None
-    staging, trash = _staging(final), _trash(final)
+    staging, trash = staging_of(final), trash_of(final)
     if (staging / "summary.json").is_file() and is_webwinnow_output(staging):
         os.replace(staging, final)
         if trash.is_dir() and is_webwinnow_output(trash):
