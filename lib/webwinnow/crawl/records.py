@@ -69,15 +69,23 @@ def _is_html(body: bytes, content_type: str | None) -> bool:
     return body[:512].lstrip().lower().startswith(_HTML_SNIFF)
 
 
-def _judge_text(rec: RawRecord) -> dict:
-    """A WET conversion record: the page's text, already extracted by the crawler (UTF-8)."""
-    doc: dict[str, Any] = {"content_type": _content_type(rec), "document": True}
+def _payload_problem(rec: RawRecord, doc: dict[str, Any]) -> dict | None:
+    """The outcome of a document record whose stored payload cannot be used as it is, else None."""
     if rec.body_oversized:
         return {**doc, "outcome": "flagged", "reason": "oversized_payload"}
     if not rec.body:
         return {**doc, "outcome": "skipped", "reason": "empty_payload"}
     if rec.digest_ok() is False:
         return {**doc, "outcome": "flagged", "reason": "digest_mismatch"}
+    return None
+
+
+def _judge_text(rec: RawRecord) -> dict:
+    """A WET conversion record: the page's text, already extracted by the crawler (UTF-8)."""
+    doc: dict[str, Any] = {"content_type": _content_type(rec), "document": True}
+    problem = _payload_problem(rec, doc)
+    if problem is not None:
+        return problem
     flags: tuple[str, ...] = ("wet_text",)
     try:
         text = rec.body.decode("utf-8")
@@ -113,12 +121,9 @@ def _judge(rec: RawRecord, cfg: ExtractConfig, wet: bool = False) -> dict:
     if not _is_html(rec.body, content_type):
         return {"outcome": "skipped", "reason": "non_html"}
     doc: dict[str, Any] = {"content_type": content_type, "document": True}
-    if rec.body_oversized:
-        return {**doc, "outcome": "flagged", "reason": "oversized_payload"}
-    if not rec.body:
-        return {**doc, "outcome": "skipped", "reason": "empty_payload"}
-    if rec.digest_ok() is False:
-        return {**doc, "outcome": "flagged", "reason": "digest_mismatch"}
+    problem = _payload_problem(rec, doc)
+    if problem is not None:
+        return problem
     headers = rec.http_headers if rec.warc_type == "response" else []
     body = decode_body(rec.body, headers, max_decoded=cfg.max_decoded_bytes)
     if body.reason is None and "content_truncated" in body.flags:
