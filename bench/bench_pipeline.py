@@ -1,0 +1,77 @@
+"""The whole pipeline on the Debian docs corpus, against the bare reference loop, in one run.
+
+    python bench/bench_pipeline.py [--set small|full]      (make bench runs it with the small set)
+
+Builds the corpus once with ../shared/bench/build_docs_corpus.py into data/bench/docs-SET (it
+downloads Debian documentation packages), then runs `webwinnow run` on it (Spark local mode, all
+cores) and bench/reference_loop.py (one process, one core) on the same files, and prints per
+stage seconds, MB/s of HTML per core for both, and their ratio. Both are measured in this run:
+the machine is shared and noisy, so only ratios from one run mean anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BUILDER = REPO.parent / "shared" / "bench" / "build_docs_corpus.py"
+
+
+def corpus(which: str) -> Path:
+    folder = REPO / "data" / "bench" / f"docs-{which}"
+    if not (folder / "MANIFEST.tsv").exists():
+        if not BUILDER.exists():
+            raise SystemExit(f"# {BUILDER} is absent: cannot build the benchmark corpus")
+        print(f"# building the docs corpus ({which}) in {folder}: downloads Debian packages", flush=True)
+        subprocess.run([sys.executable, str(BUILDER), str(folder), "--set", which], check=True)
+    return folder
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--set", default="small", choices=["small", "full"])
+    args = p.parse_args()
+    crawl = corpus(args.set)
+    out = REPO / "data" / "bench" / f"out-{args.set}"
+    cores = os.cpu_count() or 1
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import reference_loop
+
+    reference_loop.warm_up()
+    ref = reference_loop.run(crawl)
+
+    started = time.perf_counter()
+    subprocess.run([str(REPO / ".venv" / "bin" / "webwinnow"), "run", str(crawl), "--out", str(out), "-q"], check=True,
+                   stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    summary = json.loads((out / "summary.json").read_text())
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    html = pc.sum(pq.read_table(out / "documents", columns=["html_bytes"])["html_bytes"]).as_py()
+    mb = html / 1e6
+    print(f"# corpus docs-{args.set}: {summary['extract']['files']} files, {summary['fingerprint']['documents']:,} documents, "
+          f"{mb:.1f} MB of HTML; {cores} cores")
+    for stage, seconds in summary["stage_seconds"].items():
+        print(f"pipeline  {stage:<12} {seconds:7.1f} s")
+    per_core = mb / wall / cores
+    print(f"pipeline  end to end   {wall:7.1f} s  {mb / wall:6.2f} MB/s  {per_core:6.2f} MB/s per core  "
+          f"(pairs {summary['pairs']['pairs']:,}, max_df {summary['pairs']['max_df']}; children's peak RSS {peak_mib} MiB)")
+    print(f"reference one core     {ref['seconds']:7.1f} s  {ref['mb_per_s']:6.2f} MB/s  "
+          f"(extract {ref['extract_s']:.1f} s, fingerprint {ref['fingerprint_s']:.1f} s, pairs {ref['pairs_s']:.1f} s; "
+          f"pairs {ref['pairs']:,}, max_df {ref['max_df']})")
+    print(f"ratio     pipeline per core / reference = {per_core / ref['mb_per_s']:.3f}  (target >= 0.5)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
