@@ -147,6 +147,7 @@ class Plan:
         self.inputs: list = []
         self.exclude = [os.path.abspath(p) for p in getattr(args, "exclude", None) or []]
         self.stage_inputs: dict[str, Any] = {}
+        self.missing_parents = False
 
     def check(self) -> None:
         from .outdir import check_own_or_absent, check_replaceable
@@ -158,15 +159,17 @@ class Plan:
         if self.exclude:
             self.stage_inputs["pairs"] = [(p, _file_digest(p)) for p in self.exclude]
         parent = self.final.parent
-        if not parent.is_dir():
-            raise UserError(f"--out {self.args.out}: its parent folder {parent} does not exist "
-                            "(or is not a folder): create it first")
+        existing = next(p for p in (parent, *parent.parents) if p.exists() or p.is_symlink())
+        if not existing.is_dir():
+            raise UserError(f"--out {self.args.out}: {existing} is a file, not a folder: give an --out "
+                            "whose parents are folders")
+        self.missing_parents = existing != parent  # created (mkdir -p) once every check passed
         try:  # access() says yes to root on a read-only filesystem: try for real
-            fd, probe = tempfile.mkstemp(prefix=f".{self.final.name}.", suffix=".probe", dir=parent)
+            fd, probe = tempfile.mkstemp(prefix=f".{self.final.name}.", suffix=".probe", dir=existing)
             os.close(fd)
             os.unlink(probe)
         except OSError as exc:
-            raise UserError(f"--out {self.args.out}: cannot write in {parent} ({exc.strerror}): "
+            raise UserError(f"--out {self.args.out}: cannot write in {existing} ({exc.strerror}): "
                             "choose a folder you can write") from None
         if self.fresh:
             from .crawl.inputs import list_inputs
@@ -313,6 +316,8 @@ def run_stages(plan: Plan, console: Console, capture: bool = False) -> dict:
     from .tables import replace_dir
 
     final = plan.final
+    if plan.missing_parents:
+        final.parent.mkdir(parents=True, exist_ok=True)
     with RunLock(final, f"webwinnow {plan.args.command}") as lock:
         if lock.stale_owner:
             console.say(f"took over the lock of a run that is gone (pid {lock.stale_owner.get('pid')} on "

@@ -46,13 +46,13 @@ def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, 
                      + "\nspark.webwinnow.injectTaskFailure=passages\n")
     failing = tmp_path / "fail.toml"
     failing.write_text(f'[spark]\nproperties = "{props}"\n')
-    out = tmp_path / "out"
+    out = tmp_path / "new" / "nested" / "out"  # missing parents are made, as mkdir -p would
     argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF)]
     # local[2] never retries a task: the injected failure fails the passages stage for good
     with pytest.raises(Exception, match="injected failure"):
         main(argv + ["--conf", str(failing), "--master", "local[2]"])
-    staged = tmp_path / "out.incomplete"
-    assert not out.exists() and not (tmp_path / "out.lock").exists()
+    staged = out.parent / "out.incomplete"
+    assert not out.exists() and not (out.parent / "out.lock").exists()
     assert {p.name for p in staged.iterdir() if (p / "_webwinnow.json").exists()} == \
         {"documents", "ledger", "fingerprints", "doc_stats", "hash_freq", "rank_freq", "pairs", "pair_seeds"}
     capsys.readouterr()

@@ -139,7 +139,7 @@ def test_something_in_the_way_of_the_incomplete_folder(tmp_path, crawl_file, cap
         (["run", "{crawl}", "--out", "{out}", "--mod-p", str(2**70)], "winnow.mod_p must be an integer"),
         (["run", "{crawl}", "--out", "{out}", "--max-df", str(2**70)], "pairs.max_df must be an integer"),
         (["run", "{notes}", "--out", "{out}"], "is neither a crawl file"),
-        (["run", "{crawl}", "--out", "{tmp}/no/such/parent/out"], "its parent folder"),
+        (["run", "{crawl}", "--out", "{notes}/sub/out"], "notes.txt is a file, not a folder"),
         (["run", "{crawl}", "--out", "/proc/webwinnow-out"], "cannot write in /proc"),
         (["pairs", "--out", "{tmp}"], "fingerprints is missing or incomplete: run 'webwinnow fingerprint"),
         (["report", "--out", "{tmp}/nothing-here"], "does not exist"),
