@@ -141,7 +141,12 @@ class Console:
                     self._err.flush()
 
     def close(self) -> None:
-        """Give the terminal back its descriptors; the log file stays open for late JVM lines."""
+        """Give the terminal back its descriptors. With the process's output captured, the log
+        stays open for the JVM's late lines (it ends with the process); otherwise it is closed."""
+        if self._saved is None and self._log is not None:
+            with self._lock:
+                self._log.close()
+                self._log = None
         if self._saved is not None:
             sys.stdout.flush()
             sys.stderr.flush()
