@@ -61,8 +61,9 @@ def main() -> int:
     mb = html / 1e6
     print(f"# corpus docs-{args.set}: {summary['extract']['files']} files, {summary['fingerprint']['documents']:,} documents, "
           f"{mb:.1f} MB of HTML; {cores} cores")
-    for stage, seconds in summary["stage_seconds"].items():
-        print(f"pipeline  {stage:<12} {seconds:7.1f} s")
+    order = ["spark_start", *(name for name in summary["ran"])]
+    for stage in order:
+        print(f"pipeline  {stage:<12} {summary['stage_seconds'].get(stage, 0.0):7.1f} s")
     per_core = mb / wall / cores
     print(f"pipeline  end to end   {wall:7.1f} s  {mb / wall:6.2f} MB/s  {per_core:6.2f} MB/s per core  "
           f"(pairs {summary['pairs']['pairs']:,}, max_df {summary['pairs']['max_df']}; children's peak RSS {peak_mib} MiB)")
