@@ -224,16 +224,11 @@ def _starts_arc(stream: IO[bytes], offset: int) -> bool:
         stream.seek(here)
 
 
-def _find_record_start(fh: IO[bytes], start: int) -> int | None:
-    """The offset of the first record header at or after start, scanning in blocks."""
-    # An ARC header must start a line: begin the search with the byte before start (a virtual
-    # newline at the start of the stream), so a match in the middle of a line is never taken.
-    if start > 0:
-        fh.seek(start - 1)
-        tail = fh.read(1)
-    else:
-        tail = b"\n"
-    pos = start
+def _search(fh: IO[bytes], start: int, pattern: re.Pattern[bytes], lead: bytes = b"") -> int | None:
+    """The offset of the first match of pattern at or after start, reading 1 MiB blocks; a match
+    may span two blocks. lead: bytes taken to stand just before start (for patterns that look
+    back one byte)."""
+    tail, pos = lead, start
     while True:
         fh.seek(pos)
         block = fh.read(1 << 20)
@@ -241,7 +236,7 @@ def _find_record_start(fh: IO[bytes], start: int) -> int | None:
             return None
         hay = tail + block
         base = pos - len(tail)
-        for m in _RECORD_START.finditer(hay):
+        for m in pattern.finditer(hay):
             at = base + m.start(m.lastindex or 0)
             if at >= start:
                 return at
@@ -249,17 +244,23 @@ def _find_record_start(fh: IO[bytes], start: int) -> int | None:
         pos += len(block)
 
 
+def _find_record_start(fh: IO[bytes], start: int) -> int | None:
+    """The offset of the first record header at or after start."""
+    # An ARC header must start a line: search with the byte before start in front (a virtual
+    # newline at the start of the stream), so a match in the middle of a line is never taken.
+    if start > 0:
+        fh.seek(start - 1)
+        lead = fh.read(1)
+    else:
+        lead = b"\n"
+    return _search(fh, start, _RECORD_START, lead)
+
+
+_MAGIC = re.compile(re.escape(GZIP_MAGIC))
+
+
 def _find_magic(fh: IO[bytes], start: int) -> int | None:
-    pos = start
-    while True:
-        fh.seek(pos)
-        block = fh.read(1 << 20)
-        if not block:
-            return None
-        i = block.find(GZIP_MAGIC)
-        if i >= 0:
-            return pos + i
-        pos += max(1, len(block) - len(GZIP_MAGIC) + 1)
+    return _search(fh, start, _MAGIC)
 
 
 def _iter_stream(fh: IO[bytes], size: int, max_body: int) -> Iterator[RawRecord]:
