@@ -140,3 +140,17 @@ def copied_spans(text_a: str, text_b: str, k: int, w: int) -> set[tuple[int, int
                 e, f = e + 1, f + 1
             spans.add((offs_a[s], offs_a[e - 1] + 1, offs_b[t], offs_b[f - 1] + 1, e - s))
     return spans
+
+
+def pair_seeds(rows: list[tuple[int, int, int]], max_df: int) -> dict[tuple[int, int], list[tuple[int, int, int]]]:
+    """Per document pair (a < b): (hash, pos_a, pos_b) of every two fingerprints (doc, hash, pos)
+    with the same hash, for hashes in 2..max_df documents; the definition of pairing."""
+    docs_of: dict[int, set[int]] = {}
+    for doc, h, _ in rows:
+        docs_of.setdefault(h, set()).add(doc)
+    out: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    for da, ha, pa in rows:
+        for db, hb, pb in rows:
+            if ha == hb and da < db and len(docs_of[ha]) <= max_df:
+                out.setdefault((da, db), []).append((ha, pa, pb))
+    return out

@@ -38,7 +38,7 @@ class EnvironmentFailure:
 
 _CORRUPT = re.compile(r"is not a Parquet file|Could not read footer|CorruptedFile|ParquetDecodingException|"
                       r"expected magic number|Can not read value at|FAILED_READ_FILE|Invalid Parquet", re.I)
-_PARQUET_PATH = re.compile(r"(?:file:)?(/[^\s'\"\]\[,]+?\.parquet)")
+_PARQUET_PATH = re.compile(r"(?:file:)?/*(/[^\s'\"\]\[,/][^\s'\"\]\[,]*?\.parquet)")
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:

@@ -171,3 +171,20 @@ CLUSTERS = pa.schema(
         ("cluster_size", pa.int64()),
     ]
 )
+
+#: Where each pair's shared fingerprints are: (pos_a, pos_b) of every two fingerprints of the pair
+#: with the same hash, sorted; the passages stage grows them into spans.
+SEED = pa.struct([("pos_a", pa.int32()), ("pos_b", pa.int32())])
+PAIR_SEEDS = pa.schema(
+    [
+        ("doc_a", pa.int64()),
+        ("doc_b", pa.int64()),
+        ("seeds", pa.list_(pa.field("element", SEED, nullable=False))),
+    ]
+)
+
+TABLE_SCHEMAS = {
+    "documents": DOCUMENTS, "ledger": LEDGER, "fingerprints": FINGERPRINTS, "doc_stats": DOC_STATS,
+    "hash_freq": HASH_FREQ, "rank_freq": RANK_FREQ, "pairs": PAIRS, "pair_seeds": PAIR_SEEDS,
+    "passages": PASSAGES, "clusters": CLUSTERS,
+}

@@ -34,6 +34,28 @@ def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dic
     staging = final.parent / f".{table}.incomplete"
     shutil.rmtree(staging, ignore_errors=True)
     df.write.mode("overwrite").parquet(str(staging))
+    _finish(staging, final, table, cfg, stage, extra)
+    return str(final)
+
+
+def write_arrow(table, out: str, name: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None = None) -> str:
+    """Write a table the driver holds (a rank–frequency curve, clusters) as DIR/name with pyarrow,
+    like write_table: one Parquet file, zstd, moved into place only when complete. No Spark job."""
+    import pyarrow.parquet as pq
+
+    final = Path(table_path(out, name))
+    if final.exists() and not (final / CONFIG_FILE).is_file():
+        raise UserError(f"{final} exists and is not a webwinnow table (no {CONFIG_FILE}): move it away and rerun")
+    staging = final.parent / f".{name}.incomplete"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    pq.write_table(table, staging / "part-00000.zstd.parquet", compression="zstd")
+    (staging / "_SUCCESS").touch()
+    _finish(staging, final, name, cfg, stage, extra)
+    return str(final)
+
+
+def _finish(staging: Path, final: Path, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None) -> None:
     record = {
         "stage": stage,
         "table": table,
@@ -45,7 +67,6 @@ def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dic
     }
     (staging / CONFIG_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     replace_dir(staging, final)
-    return str(final)
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -117,3 +138,32 @@ def table_is_current(out: str | Path, table: str) -> bool:
 
     metas = {t: table_meta(out, t) for t in TABLES}
     return metas.get(table) is not None and table not in stale_tables(metas)
+
+
+def table_stats(out: str | Path, table: str) -> dict[str, Any] | None:
+    """The statistics its stage recorded beside a complete table, None when there are none."""
+    return (table_meta(out, table) or {}).get("stats")
+
+
+def _parquet_files(out: str | Path, table: str) -> list[Path]:
+    return sorted(p for p in (Path(out) / table).glob("*.parquet") if not p.name.startswith((".", "_")))
+
+
+def read_arrow(out: str | Path, table: str, columns: list[str] | None = None):
+    """A small table read on the driver with pyarrow: no Spark job for a few thousand rows."""
+    import pyarrow.parquet as pq
+
+    from .schemas import TABLE_SCHEMAS
+
+    files = _parquet_files(out, table)
+    if not files:
+        schema = TABLE_SCHEMAS[table]
+        return schema.empty_table().select(columns) if columns else schema.empty_table()
+    return pq.ParquetDataset([str(f) for f in files]).read(columns=columns)
+
+
+def row_count(out: str | Path, table: str) -> int:
+    """Rows of a complete table, from its Parquet footers."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in _parquet_files(out, table))

@@ -2,11 +2,78 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
+
+#: Rows a kernel stage gets per Arrow batch: fingerprint-sized rows (tens of bytes) in batches
+#: of this many cost one kernel call each, not one per 2,000 rows (the setting for text rows).
+KERNEL_BATCH_ROWS = 262_144
+#: Rows gathered before a sorted chunk is cut and handed to a kernel.
+CHUNK_ROWS = 1 << 20
 
 
 def spark_schema(schema: pa.Schema) -> StructType:
     """The Spark StructType of one of webwinnow.schemas' Arrow schemas."""
     return from_arrow_schema(schema)
+
+
+@contextmanager
+def arrow_batch_rows(spark, rows: int = KERNEL_BATCH_ROWS):
+    """Arrow batches of `rows` rows for the queries run inside (a runtime SQL setting)."""
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, str(rows))
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+
+
+def sorted_chunks(batches: Iterable[pa.RecordBatch], keys: list[str], rows: int = CHUNK_ROWS) -> Iterator[pa.Table]:
+    """The rows of batches sorted on `keys`, regrouped into tables of about `rows` rows that never
+    split a run of equal keys (a run longer than `rows` is one table), so a kernel sees whole
+    groups while memory stays bounded by the chunk, not the partition."""
+    pending: list[pa.RecordBatch] = []
+    held = 0
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        pending.append(batch)
+        held += batch.num_rows
+        if held < rows:
+            continue
+        table = pa.Table.from_batches(pending)
+        cut = _last_run_start(table, keys)
+        if cut == 0:
+            continue  # one run so far: keep gathering
+        yield table.slice(0, cut)
+        rest = table.slice(cut)
+        pending, held = rest.to_batches(), rest.num_rows
+    if held:
+        yield pa.Table.from_batches(pending)
+
+
+def _last_run_start(table: pa.Table, keys: list[str]) -> int:
+    n = table.num_rows
+    last = np.zeros(n, dtype=bool)
+    for key in keys:
+        col = table.column(key).to_numpy()
+        last |= col != col[-1]
+    hits = np.flatnonzero(last)
+    return int(hits[-1]) + 1 if len(hits) else 0
+
+
+def read_table(spark, out: str, table: str):
+    """A table as a DataFrame, read with its known schema: Spark skips the job it otherwise runs
+    per read to infer the schema from Parquet footers (about 0.1–1 s each, dozens per run)."""
+    from .. import schemas
+
+    return spark.read.schema(spark_schema(schemas.TABLE_SCHEMAS[table])).parquet(f"{out}/{table}")

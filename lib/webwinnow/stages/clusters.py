@@ -14,23 +14,22 @@ from pyspark.sql import functions as F
 from .. import schemas
 from ..analysis.components import components
 from ..config import RunConfig
-from ..tables import write_table
-from ._frames import spark_schema
+from ..tables import write_arrow
+from ._frames import read_table
 
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     threshold = float(cfg.pairs.cluster_resemblance)
     edges = (
-        spark.read.parquet(f"{out}/pairs")
+        read_table(spark, out, "pairs")
         .filter(F.col("resemblance") >= threshold)
         .select("doc_a", "doc_b")
         .toArrow()
     )
     doc, cluster, size = components(edges.column("doc_a").to_numpy(), edges.column("doc_b").to_numpy())
     table = pa.table({"doc_id": doc, "cluster_id": cluster, "cluster_size": size}, schema=schemas.CLUSTERS)
-    frame = spark.createDataFrame(table, schema=spark_schema(schemas.CLUSTERS))  # Arrow straight in (PySpark 4)
-    write_table(frame.coalesce(max(1, min(64, len(doc) // 1_000_000 + 1))), out, "clusters", cfg, "clusters",
-                {"cluster_resemblance": threshold})
+    # The driver holds the components already: written from here, no Spark job.
+    write_arrow(table, out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
     stats = {
         "cluster_resemblance": threshold,
         "clusters": int(len(set(cluster.tolist()))),

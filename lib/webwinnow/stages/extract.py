@@ -20,7 +20,7 @@ from ..crawl.records import file_rows, rows_to_batches
 from ..errors import TooManyFailures
 from ..tables import write_table
 from ._faults import injected_stages, maybe_fail
-from ._frames import spark_schema
+from ._frames import read_table, spark_schema
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def run(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, out: str, 
 
 def _failure_message(spark: SparkSession, out: str, result: ExtractResult, ratio: float, shown: int = 20) -> str:
     failed = (
-        spark.read.parquet(f"{out}/ledger")
+        read_table(spark, out, "ledger")
         .filter((F.col("kind") == "file") & (F.col("status") == "failed"))
         .orderBy("file")
         .select("file", "reason", "detail")
@@ -111,7 +111,7 @@ def _failure_message(spark: SparkSession, out: str, result: ExtractResult, ratio
 
 
 def summarize_ledger(spark: SparkSession, out: str, tasks: int = 0) -> ExtractResult:
-    files = spark.read.parquet(f"{out}/ledger").filter(F.col("kind") == "file")
+    files = read_table(spark, out, "ledger").filter(F.col("kind") == "file")
     row = files.agg(
         F.count("*").alias("files"),
         F.sum("records_seen").alias("records"),

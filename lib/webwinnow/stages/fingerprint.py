@@ -19,7 +19,7 @@ from ..config import RunConfig
 from ..core.winnowing import fingerprint_batch
 from ..tables import write_table
 from ._faults import injected_stages, maybe_fail
-from ._frames import spark_schema
+from ._frames import read_table, spark_schema
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> FingerprintResult:
             maybe_fail("fingerprint", inject)
             yield fingerprint_arrow(batch, k, w, robust, mod_p)
 
-    docs = spark.read.parquet(f"{out}/documents").filter(F.col("status") == "ok").select("doc_id", "text")
+    docs = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
     rows = docs.mapInArrow(kernel, spark_schema(schemas.FINGERPRINT_ROWS))
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -81,7 +81,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> FingerprintResult:
 
 
 def summarize(spark: SparkSession, out: str) -> FingerprintResult:
-    row = spark.read.parquet(f"{out}/doc_stats").agg(
+    row = read_table(spark, out, "doc_stats").agg(
         F.count("*").alias("docs"),
         F.sum("fingerprints").alias("fps"),
         F.sum("kgrams").alias("kgrams"),

@@ -1,70 +1,114 @@
 """Stage: `fingerprints` → `hash_freq` (per hash: documents, occurrences, hosts, a snippet) and
 `rank_freq` (the rank–frequency curve) with a power-law fit in `report/stats.json`.
 
+One shuffle: the fingerprints (with their document's host) by hash, each partition sorted by
+hash, document and position, and a kernel counts every hash's run (webwinnow.analysis.pairing).
 Snippets are cut only for hashes seen in two or more documents: nobody looks at the long tail of
-hashes seen once (82% of them on web pages, by the paper), and joining every hash to its
-document's text would move the whole corpus through a shuffle.
+hashes seen once (82% of them on web pages, by the paper); their requests go to the documents
+table as a broadcast when they are few, so the texts are read in place, never shuffled.
 """
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas
+from ..analysis.pairing import hash_counts
 from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
 from ..config import RunConfig
-from ..tables import write_table
-from ._frames import spark_schema
+from ..tables import table_stats, write_arrow, write_table
+from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema
+
+#: Broadcast a side of a join below this many rows (16–24 bytes a row): the other side, the
+#: fingerprints or the texts, then stays where it is.
+BROADCAST_ROWS = 2_000_000
+
+COUNTED = pa.schema([("hash", pa.int64()), pa.field("docs", pa.int64(), nullable=False), ("occurrences", pa.int64()),
+                     pa.field("hosts", pa.int64(), nullable=False), ("doc_id", pa.int64()), ("pos", pa.int32())])
+
+#: HASH_FREQ as the stage writes it: the counts are never null.
+WRITTEN = pa.schema([f.with_nullable(False) if f.name in ("docs", "hosts") else f for f in schemas.HASH_FREQ])
 
 
 def doc_hosts(spark: SparkSession, out: str):
     """(doc_id, host) of ok documents; host lower-cased, null when the URL has none."""
     return (
-        spark.read.parquet(f"{out}/documents")
+        read_table(spark, out, "documents")
         .filter(F.col("status") == "ok")
         .select("doc_id", F.lower(F.expr("try_parse_url(url, 'HOST')")).alias("host"))
     )
 
 
+def counted_arrow(batches):
+    """COUNTED rows for (hash, doc_id, pos)-sorted batches of (hash, doc_id, pos, host_id)."""
+    for chunk in sorted_chunks(batches, ["hash"]):
+        host = chunk.column("host_id")
+        c = hash_counts(chunk.column("hash").to_numpy(), chunk.column("doc_id").to_numpy(),
+                        chunk.column("pos").to_numpy(), host.fill_null(0).to_numpy(),
+                        host.is_valid().to_numpy(zero_copy_only=False))
+        yield pa.RecordBatch.from_arrays([pa.array(c.hash), pa.array(c.docs), pa.array(c.occurrences),
+                                          pa.array(c.hosts), pa.array(c.doc_id), pa.array(c.pos)], schema=COUNTED)
+
+
+def snippet_arrow(batches, chars: int):
+    """HASH_FREQ rows with snippets for batches of (doc_id, requests, text): each text is decoded
+    once per document and sliced per request (Spark's substring walks the UTF-8 from the start
+    for every call: quadratic in a document's requests)."""
+    for batch in batches:
+        texts = batch.column("text").to_pylist()
+        requests = batch.column("requests")
+        offsets = requests.offsets.to_numpy()
+        offsets = offsets - offsets[0]
+        values = requests.flatten()
+        pos = values.field("pos").to_numpy(zero_copy_only=False)
+        snippets = [texts[row][p:p + chars] for row in range(batch.num_rows) for p in pos[offsets[row]:offsets[row + 1]].tolist()]
+        doc_ids = np.repeat(batch.column("doc_id").to_numpy(zero_copy_only=False), np.diff(offsets))
+        yield pa.RecordBatch.from_arrays(
+            [values.field("hash"), values.field("docs"), values.field("occurrences"), values.field("hosts"),
+             pa.array(doc_ids), pa.array(snippets, pa.string())], schema=WRITTEN)
+
+
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
-    fp = spark.read.parquet(f"{out}/fingerprints")
-    # One row per (hash, document) first: the distinct counts become plain counts, and only
-    # hosts need a distinct count, over far fewer rows than the fingerprints.
-    per_doc = (
-        fp.groupBy("hash", "doc_id")
-        .agg(F.count(F.lit(1)).alias("n"), F.min("pos").alias("pos"))
-        .join(doc_hosts(spark, out), "doc_id", "left")
-    )
+    documents = int((table_stats(out, "doc_stats") or {}).get("documents", BROADCAST_ROWS + 1))
+    hosts = doc_hosts(spark, out).select("doc_id", F.when(F.col("host").isNotNull(), F.xxhash64("host")).alias("host_id"))
+    if documents <= BROADCAST_ROWS:
+        hosts = F.broadcast(hosts)
+    fp = read_table(spark, out, "fingerprints").join(hosts, "doc_id", "left")
     counted = (
-        per_doc.groupBy("hash")
-        .agg(
-            F.count(F.lit(1)).alias("docs"),
-            F.sum("n").alias("occurrences"),
-            F.countDistinct("host").alias("hosts"),
-            F.min(F.struct("doc_id", "pos")).alias("first"),
-        )
-        .select("hash", "docs", "occurrences", "hosts", F.col("first.doc_id").alias("doc_id"), F.col("first.pos").alias("pos"))
+        fp.select("hash", "doc_id", "pos", "host_id")
+        .repartition("hash").sortWithinPartitions("hash", "doc_id", "pos")
+        .mapInArrow(counted_arrow, spark_schema(COUNTED))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     try:
-        texts = spark.read.parquet(f"{out}/documents").filter(F.col("status") == "ok").select("doc_id", "text")
-        snippet_chars = 3 * cfg.winnow.k  # a k-gram spans k kept characters, more in the original
-        snippets = (
-            counted.filter(F.col("docs") >= 2)
-            .join(texts, "doc_id")
-            .select("hash", F.expr(f"substring(text, pos + 1, {snippet_chars})").alias("snippet"))
-        )
-        table = counted.join(snippets, "hash", "left").select(*schemas.HASH_FREQ.names)
+        with arrow_batch_rows(spark):  # fingerprint-sized rows; the texts below keep the default
+            fof = [(r["docs"], r["hashes"]) for r in counted.groupBy("docs").agg(F.count(F.lit(1)).alias("hashes")).collect()]
+        requests = (counted.filter(F.col("docs") >= 2)
+                    .groupBy("doc_id").agg(F.collect_list(F.struct("hash", "docs", "occurrences", "hosts", "pos"))
+                                           .alias("requests")))
+        if sum(n for d, n in fof if d >= 2) <= BROADCAST_ROWS:
+            requests = F.broadcast(requests)
+        texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
+        chars = 3 * cfg.winnow.k  # a k-gram spans k kept characters, more in the original
+
+        def cut(batches):
+            yield from snippet_arrow(batches, chars)
+
+        with_snippets = requests.join(texts, "doc_id").mapInArrow(cut, spark_schema(WRITTEN))
+        rare = counted.filter(F.col("docs") < 2).withColumn("snippet", F.lit(None).cast("string"))
+        table = rare.select(*schemas.HASH_FREQ.names).unionByName(with_snippets)
         write_table(table, out, "hash_freq", cfg, "hash_freq")
-        fof = [(r["docs"], r["hashes"]) for r in counted.groupBy("docs").agg(F.count(F.lit(1)).alias("hashes")).collect()]
     finally:
         counted.unpersist()
     runs = rank_frequency(fof)
     fit = fit_power_law(runs)
     shares = frequency_shares(fof)
-    rank_df = spark.createDataFrame(runs, schema=spark_schema(schemas.RANK_FREQ))
+    columns = np.array(runs, np.int64).reshape(-1, len(schemas.RANK_FREQ))
+    rank = pa.table(list(columns.T), schema=schemas.RANK_FREQ)
     stats = {"hashes": sum(n for _, n in fof), "fit": fit, "shares": shares}
-    write_table(rank_df.coalesce(1), out, "rank_freq", cfg, "hash_freq", stats)
+    write_arrow(rank, out, "rank_freq", cfg, "hash_freq", stats)
     return stats

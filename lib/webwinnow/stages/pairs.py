@@ -1,100 +1,179 @@
 """Stage: `fingerprints` → `pairs` (documents that share fingerprints) and `pair_seeds` (where).
 
 Boilerplate cap first: a hash in more than max_df documents is never paired (MOSS's -m), so no
-hash contributes more than max_df·(max_df−1)/2 pairs and the self-join stays bounded whatever
-the crawl's templates; such hashes are in the boilerplate report instead. Every pair of
-documents that shares a fingerprint below the cap is emitted (subject to --min-shared): users
-rely on that completeness.
+hash contributes more than max_df·(max_df−1)/2 pairs and the work stays bounded whatever the
+crawl's templates; such hashes are in the boilerplate report instead. Every pair of documents
+that shares a fingerprint below the cap is emitted (subject to --min-shared): users rely on that
+completeness.
 
-Memory: the self-join shuffles the capped (doc_id, hash, pos) rows by hash (24 bytes a row before
-compression) and emits at most Σ df·(df−1)/2 ≤ pair_budget rows; Spark spills both to disk, so a
-task needs only its share of one hash partition (spark.sql.shuffle.partitions sets how many).
+Two shuffles, no self-join: the fingerprints by hash (Spark sorts each partition by hash,
+document, position, and a Numba kernel pairs the rows of every hash's run: see
+webwinnow.analysis.pairing), then the seeds by pair (a kernel counts each pair's distinct
+hashes and lists its seeds). The automatic cap reuses the document frequencies hash_freq
+counted when that table is current. Memory: a Python worker holds one sorted chunk of about
+CHUNK_ROWS rows plus the seeds of one chunk; Spark's sorts spill to disk.
 """
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas
 from ..analysis.boilerplate import auto_max_df
+from ..analysis.pairing import hash_runs, kept_hash_counts, pair_runs, partition_seeds
 from ..config import RunConfig
-from ..tables import table_is_current, write_table
+from ..tables import read_arrow, row_count, table_is_current, table_stats, write_table
+from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema
+
+#: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
+#: hashes below the cap in this partition (doc_b = -1, the count in `hash`).
+SEED_ROWS = pa.schema([("doc_a", pa.int64()), ("doc_b", pa.int64()), ("hash", pa.int64()),
+                       ("pos_a", pa.int32()), ("pos_b", pa.int32())])
+#: What the pair-run kernel emits: one row per pair with its distinct shared hashes and seeds.
+PAIR_ROWS = pa.schema([
+    ("doc_a", pa.int64()), ("doc_b", pa.int64()), pa.field("shared", pa.int64(), nullable=False),
+    pa.field("seeds", schemas.PAIR_SEEDS.field("seeds").type, nullable=False),
+])
 
 
 def fingerprints_without(spark: SparkSession, out: str, excluded) -> DataFrame:
     """The fingerprints table less the excluded (template) hashes."""
-    fp = spark.read.parquet(f"{out}/fingerprints")
+    fp = read_table(spark, out, "fingerprints")
     if excluded is not None and len(excluded):
         drop = spark.createDataFrame([(int(h),) for h in excluded], "hash long")
         fp = fp.join(F.broadcast(drop), "hash", "left_anti")
     return fp
 
 
+def seed_arrow(batches, max_df: int):
+    """SEED_ROWS for (hash, doc_id, pos)-sorted fingerprint batches of one hash partition."""
+    for chunk in sorted_chunks(batches, ["hash"]):
+        hashes = chunk.column("hash").to_numpy()
+        docs = chunk.column("doc_id").to_numpy()
+        pos = chunk.column("pos").to_numpy()
+        runs = hash_runs(hashes, docs)
+        for s in partition_seeds(hashes, docs, pos, max_df, runs):
+            yield pa.RecordBatch.from_arrays([pa.array(s.doc_a), pa.array(s.doc_b), pa.array(s.hash),
+                                              pa.array(s.pos_a), pa.array(s.pos_b)], schema=SEED_ROWS)
+        doc, count = kept_hash_counts(hashes, docs, max_df, runs)
+        n = len(doc)
+        yield pa.RecordBatch.from_arrays([pa.array(doc), pa.array(np.full(n, -1, np.int64)), pa.array(count),
+                                          pa.array(np.zeros(n, np.int32)), pa.array(np.zeros(n, np.int32))],
+                                         schema=SEED_ROWS)
+
+
+def pair_arrow(batches, min_shared: int):
+    """PAIR_ROWS for (doc_a, doc_b, pos_a, pos_b)-sorted seed batches of one pair partition."""
+    for chunk in sorted_chunks(batches, ["doc_a", "doc_b"]):
+        runs = pair_runs(chunk.column("doc_a").to_numpy(), chunk.column("doc_b").to_numpy(),
+                         chunk.column("hash").to_numpy(), min_shared)
+        rows = pa.array(runs.rows)
+        seeds = pa.StructArray.from_arrays([chunk.column("pos_a").combine_chunks().take(rows),
+                                            chunk.column("pos_b").combine_chunks().take(rows)], ["pos_a", "pos_b"])
+        lists = pa.ListArray.from_arrays(pa.array(runs.starts.astype(np.int32)), seeds,
+                                         type=PAIR_ROWS.field("seeds").type)
+        yield pa.RecordBatch.from_arrays([pa.array(runs.doc_a), pa.array(runs.doc_b), pa.array(runs.shared), lists],
+                                         schema=PAIR_ROWS)
+
+
+def doc_freq_counts(spark: SparkSession, out: str, fp: DataFrame, excluded) -> list[tuple[int, int]]:
+    """(document frequency, hashes) over the fingerprints less the excluded hashes: from hash_freq's
+    rank–frequency table when it is current (no pass over the fingerprints), else counted."""
+    if table_is_current(out, "hash_freq") and table_is_current(out, "rank_freq"):
+        runs = read_arrow(out, "rank_freq", ["docs", "hashes"])
+        counts: dict[int, int] = {}
+        for docs, hashes in zip(runs.column("docs").to_pylist(), runs.column("hashes").to_pylist(), strict=True):
+            counts[docs] = counts.get(docs, 0) + hashes
+        if excluded is not None and len(excluded):
+            drop = spark.createDataFrame([(int(h),) for h in excluded], "hash long")
+            for r in read_table(spark, out, "hash_freq").join(F.broadcast(drop), "hash").groupBy("docs").count().collect():
+                counts[r["docs"]] -= r["count"]
+        return sorted((d, n) for d, n in counts.items() if n)
+    df = fp.groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"))
+    return [(r["docs"], r["n"]) for r in df.groupBy("docs").agg(F.count(F.lit(1)).alias("n")).collect()]
+
+
+def ok_documents(spark: SparkSession, out: str) -> int:
+    stats = table_stats(out, "doc_stats")
+    if stats and "documents" in stats:
+        return int(stats["documents"])
+    return read_table(spark, out, "documents").filter(F.col("status") == "ok").count()
+
+
 def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
     pcfg = cfg.pairs
-    fp = fingerprints_without(spark, out, excluded).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        df = fp.groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"))
-        documents = spark.read.parquet(f"{out}/documents").filter(F.col("status") == "ok").count()
-        if pcfg.max_df:
-            max_df = pcfg.max_df
-        else:
-            counts = [(r["docs"], r["n"]) for r in df.groupBy("docs").agg(F.count(F.lit(1)).alias("n")).collect()]
-            max_df = auto_max_df(documents, counts, pcfg.pair_budget)
-        kept = fp.join(df.filter(F.col("docs") <= max_df).select("hash"), "hash", "left_semi")
-        fp_counts = kept.groupBy("doc_id").agg(F.countDistinct("hash").alias("fp"))
-        a, b = kept.alias("a"), kept.alias("b")
-        seeds = (
-            a.join(b, F.col("a.hash") == F.col("b.hash"))
-            .where(F.col("a.doc_id") < F.col("b.doc_id"))
-            .select(
-                F.col("a.doc_id").alias("doc_a"),
-                F.col("b.doc_id").alias("doc_b"),
-                F.col("a.hash").alias("hash"),
-                F.col("a.pos").alias("pos_a"),
-                F.col("b.pos").alias("pos_b"),
-            )
+    fp = fingerprints_without(spark, out, excluded)
+    documents = ok_documents(spark, out)
+    counts = None
+    if pcfg.max_df:
+        max_df = pcfg.max_df
+    else:
+        counts = doc_freq_counts(spark, out, fp, excluded)
+        max_df = auto_max_df(documents, counts, pcfg.pair_budget)
+
+    def seeds_of(batches):
+        yield from seed_arrow(batches, max_df)
+
+    def pairs_of(batches):
+        yield from pair_arrow(batches, pcfg.min_shared)
+
+    with arrow_batch_rows(spark):
+        emitted = (
+            fp.repartition("hash").sortWithinPartitions("hash", "doc_id", "pos")
+            .mapInArrow(seeds_of, spark_schema(SEED_ROWS))
             .persist(StorageLevel.MEMORY_AND_DISK)
         )
-        shared = (
-            seeds.groupBy("doc_a", "doc_b")
-            .agg(F.countDistinct("hash").alias("shared"))
-            .filter(F.col("shared") >= pcfg.min_shared)
-        )
-        urls = spark.read.parquet(f"{out}/documents").select("doc_id", "url")
-        pairs = (
-            shared.join(fp_counts.select(F.col("doc_id").alias("doc_a"), F.col("fp").alias("fp_a")), "doc_a")
-            .join(fp_counts.select(F.col("doc_id").alias("doc_b"), F.col("fp").alias("fp_b")), "doc_b")
-            .join(urls.select(F.col("doc_id").alias("doc_a"), F.col("url").alias("url_a")), "doc_a", "left")
-            .join(urls.select(F.col("doc_id").alias("doc_b"), F.col("url").alias("url_b")), "doc_b", "left")
-            .withColumn("resemblance", F.col("shared") / (F.col("fp_a") + F.col("fp_b") - F.col("shared")))
-            .withColumn("containment_a", F.col("shared") / F.col("fp_a"))
-            .withColumn("containment_b", F.col("shared") / F.col("fp_b"))
-            .select(*schemas.PAIRS.names)
-        )
-        meta = {"max_df": max_df, "max_df_auto": not pcfg.max_df, "excluded_hashes": int(len(excluded) if excluded is not None else 0)}
-        write_table(pairs, out, "pairs", cfg, "pairs", meta)
         grouped = (
-            seeds.join(spark.read.parquet(f"{out}/pairs").select("doc_a", "doc_b"), ["doc_a", "doc_b"], "left_semi")
-            .groupBy("doc_a", "doc_b")
-            .agg(F.sort_array(F.collect_list(F.struct("pos_a", "pos_b"))).alias("seeds"))
+            emitted.filter(F.col("doc_b") >= 0)
+            .repartition("doc_a", "doc_b").sortWithinPartitions("doc_a", "doc_b", "pos_a", "pos_b")
+            .mapInArrow(pairs_of, spark_schema(PAIR_ROWS))
+            .persist(StorageLevel.MEMORY_AND_DISK)
         )
-        write_table(grouped, out, "pair_seeds", cfg, "pairs", meta)
-        seeds.unpersist()
-    finally:
-        fp.unpersist()
-    n_pairs = spark.read.parquet(f"{out}/pairs").count()
-    result = {**meta, "documents": documents, "pairs": n_pairs, "boilerplate_hashes": boilerplate_hashes(spark, out, max_df).count()}
-    return result
+        try:
+            fp_counts = (emitted.filter(F.col("doc_b") < 0)
+                         .groupBy(F.col("doc_a").alias("doc_id")).agg(F.coalesce(F.sum("hash"), F.lit(0)).alias("fp")))
+            info = fp_counts.join(read_table(spark, out, "documents").select("doc_id", "url"), "doc_id", "left")
+            pairs = (
+                grouped.select("doc_a", "doc_b", "shared")
+                .join(info.select(F.col("doc_id").alias("doc_a"), F.col("fp").alias("fp_a"), F.col("url").alias("url_a")), "doc_a")
+                .join(info.select(F.col("doc_id").alias("doc_b"), F.col("fp").alias("fp_b"), F.col("url").alias("url_b")), "doc_b")
+                .withColumn("resemblance", F.col("shared") / (F.col("fp_a") + F.col("fp_b") - F.col("shared")))
+                .withColumn("containment_a", F.col("shared") / F.col("fp_a"))
+                .withColumn("containment_b", F.col("shared") / F.col("fp_b"))
+                .select(*schemas.PAIRS.names)
+            )
+            meta = {"max_df": max_df, "max_df_auto": not pcfg.max_df,
+                    "excluded_hashes": int(len(excluded) if excluded is not None else 0)}
+            write_table(pairs, out, "pairs", cfg, "pairs", meta)
+            write_table(grouped.select("doc_a", "doc_b", "seeds"), out, "pair_seeds", cfg, "pairs", meta)
+        finally:
+            grouped.unpersist()
+            emitted.unpersist()
+    unexcluded = counts if excluded is None or not len(excluded) else None
+    return {**meta, "documents": documents, "pairs": row_count(out, "pairs"),
+            "boilerplate_hashes": boilerplate_count(spark, out, max_df, unexcluded)}
+
+
+def boilerplate_count(spark: SparkSession, out: str, max_df: int, counts: list[tuple[int, int]] | None) -> int:
+    """How many hashes of the fingerprints (exclusions or not) are in more than max_df documents,
+    given their (document frequency, hashes) counts when known."""
+    if counts is None and table_is_current(out, "rank_freq"):
+        runs = read_arrow(out, "rank_freq", ["docs", "hashes"])
+        counts = list(zip(runs.column("docs").to_pylist(), runs.column("hashes").to_pylist(), strict=True))
+    if counts is not None:
+        return sum(n for d, n in counts if d > max_df)
+    return boilerplate_hashes(spark, out, max_df).count()
 
 
 def boilerplate_hashes(spark: SparkSession, out: str, max_df: int) -> DataFrame:
     """Hashes in more than max_df documents: from hash_freq when it is current (made from these
     fingerprints), else counted from the fingerprints."""
     if table_is_current(out, "hash_freq"):
-        freq = spark.read.parquet(f"{out}/hash_freq").select("hash", "docs")
+        freq = read_table(spark, out, "hash_freq").select("hash", "docs")
     else:
-        freq = spark.read.parquet(f"{out}/fingerprints").groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"))
+        freq = read_table(spark, out, "fingerprints").groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"))
     return freq.filter(F.col("docs") > max_df).select("hash")

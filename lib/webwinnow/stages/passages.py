@@ -21,7 +21,7 @@ from ..config import RunConfig
 from ..core.winnowing import fingerprint
 from ..tables import read_table_config, write_table
 from ._faults import injected_stages, maybe_fail
-from ._frames import spark_schema
+from ._frames import read_table, spark_schema
 from .pairs import boilerplate_hashes
 
 
@@ -73,16 +73,16 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
             maybe_fail("passages", inject)
             yield passages_arrow(batch, cfg, shared.value)
 
-    texts = spark.read.parquet(f"{out}/documents").filter(F.col("status") == "ok").select("doc_id", "text")
+    texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
     rows = (
-        spark.read.parquet(f"{out}/pair_seeds")
+        read_table(spark, out, "pair_seeds")
         .join(texts.select(F.col("doc_id").alias("doc_a"), F.col("text").alias("text_a")), "doc_a")
         .join(texts.select(F.col("doc_id").alias("doc_b"), F.col("text").alias("text_b")), "doc_b")
         .select("doc_a", "doc_b", "seeds", "text_a", "text_b")
     )
     passages = rows.mapInArrow(grow, spark_schema(schemas.PASSAGES))
     write_table(passages, out, "passages", cfg, "passages")
-    row = spark.read.parquet(f"{out}/passages").agg(
+    row = read_table(spark, out, "passages").agg(
         F.count(F.lit(1)).alias("passages"),
         F.countDistinct("doc_a", "doc_b").alias("pairs"),
         F.sum(F.col("capped").cast("int")).alias("capped"),

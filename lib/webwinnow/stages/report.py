@@ -16,7 +16,8 @@ from pyspark.sql import functions as F
 from ..config import RunConfig
 from ..errors import UserError
 from ..htmlreport import HashView, PairView, write_report
-from ..tables import table_meta
+from ..tables import read_arrow, table_meta
+from ._frames import read_table
 
 STAGE_TABLES = {"hash_freq": "rank_freq", "pairs": "pairs", "passages": "passages", "clusters": "clusters"}
 
@@ -53,7 +54,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
     pcfg = cfg.pairs
     stats = _stats(cfg, out)
     top = (
-        spark.read.parquet(f"{out}/pairs")
+        read_table(spark, out, "pairs")
         .withColumn("_c", F.greatest("containment_a", "containment_b"))
         .orderBy(F.desc("_c"), F.desc("shared"), "doc_a", "doc_b")
         .limit(pcfg.report_pairs)
@@ -66,12 +67,12 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
     capped: set[tuple[int, int]] = set()
     if detail:
         keys = spark.createDataFrame([(r["doc_a"], r["doc_b"]) for r in detail], "doc_a long, doc_b long")
-        for p in spark.read.parquet(f"{out}/passages").join(F.broadcast(keys), ["doc_a", "doc_b"]).collect():
+        for p in read_table(spark, out, "passages").join(F.broadcast(keys), ["doc_a", "doc_b"]).collect():
             spans[(p["doc_a"], p["doc_b"])].append((p["start_a"], p["end_a"], p["start_b"], p["end_b"], p["length"]))
             if p["capped"]:
                 capped.add((p["doc_a"], p["doc_b"]))
         ids = spark.createDataFrame([(d,) for d in {x for r in detail for x in (r["doc_a"], r["doc_b"])}], "doc_id long")
-        for d in spark.read.parquet(f"{out}/documents").join(F.broadcast(ids), "doc_id").select("doc_id", "text").collect():
+        for d in read_table(spark, out, "documents").join(F.broadcast(ids), "doc_id").select("doc_id", "text").collect():
             texts[d["doc_id"]] = d["text"]
     pairs = []
     for i, r in enumerate(top):
@@ -86,11 +87,11 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
         ))
     hashes = [
         HashView(hash=h["hash"], docs=h["docs"], occurrences=h["occurrences"], hosts=h["hosts"], snippet=h["snippet"])
-        for h in spark.read.parquet(f"{out}/hash_freq")
+        for h in read_table(spark, out, "hash_freq")
         .orderBy(F.desc("docs"), F.desc("occurrences"), "hash").limit(pcfg.report_hashes).collect()
     ]
-    runs = [(r["rank"], r["rank_last"], r["docs"], r["hashes"])
-            for r in spark.read.parquet(f"{out}/rank_freq").orderBy("rank").collect()]
+    curve = read_arrow(out, "rank_freq").sort_by("rank")  # a few hundred rows: no Spark job
+    runs = list(zip(*(curve.column(name).to_pylist() for name in ("rank", "rank_last", "docs", "hashes")), strict=True))
     fit = stats["stages"].get("hash_freq", {}).get("fit", {})
     index = write_report(
         os.path.join(out, "report"), stats=stats, pairs=pairs, boilerplate=hashes, rank_freq=runs, fit=fit,

@@ -1,0 +1,219 @@
+"""Pairing on sorted arrays: per-hash groups of fingerprints → seeds, per-pair groups of seeds → pairs.
+
+The pairs stage shuffles the fingerprints once by hash and has Spark sort each partition by
+(hash, doc_id, pos); every hash's rows are then one run, and the document pairs that share it
+are every two rows of the run from different documents (MOSS's pairing, and the partition-aware
+MinHash designs on Spark: no self-join, no row per pair of the whole run ever materialized
+outside the run). Seeds are then sorted by (doc_a, doc_b, pos_a, pos_b), and each pair's run
+gives its shared-hash count and its seed list. Kernels like the winnowing ones: private
+``@njit`` functions on typed arrays, no I/O, wrapped by functions that check their input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..core.jit import JIT_OPTIONS
+
+#: Seeds emitted per chunk: a run whose pairs alone exceed it is emitted whole.
+SEED_CHUNK = 1 << 21
+
+
+def _runs(*keys: np.ndarray) -> np.ndarray:
+    """Start index of every run of equal keys (arrays sorted on them), plus len as the last entry."""
+    n = len(keys[0])
+    change = np.zeros(n, dtype=bool)
+    if n:
+        change[0] = True
+        for key in keys:
+            change[1:] |= key[1:] != key[:-1]
+    return np.append(np.flatnonzero(change), n).astype(np.int64)
+
+
+@njit(**JIT_OPTIONS)
+def _fill_seeds(docs, pos, hashes, starts, ends, out_a, out_b, out_h, out_pa, out_pb):
+    """Every two rows of each run [starts[g], ends[g]) from different documents, doc_a < doc_b."""
+    k = 0
+    for g in range(starts.shape[0]):
+        for i in range(starts[g], ends[g]):
+            for j in range(i + 1, ends[g]):
+                if docs[j] != docs[i]:  # sorted by document within the run: docs[j] > docs[i]
+                    out_a[k] = docs[i]
+                    out_b[k] = docs[j]
+                    out_h[k] = hashes[i]
+                    out_pa[k] = pos[i]
+                    out_pb[k] = pos[j]
+                    k += 1
+    return k
+
+
+@dataclass(frozen=True)
+class HashRuns:
+    """The runs of a (hash, doc_id, pos)-sorted chunk of fingerprints."""
+
+    starts: np.ndarray  # run g is rows starts[g]:starts[g + 1]
+    docs: np.ndarray  # distinct documents per run (document frequency)
+    pairs: np.ndarray  # seeds per run: pairs of rows from different documents
+
+    @property
+    def rows(self) -> np.ndarray:
+        return np.diff(self.starts)
+
+
+def hash_runs(hashes: np.ndarray, doc_ids: np.ndarray) -> HashRuns:
+    """Runs of equal hashes of fingerprints sorted by (hash, doc_id): document frequency and seeds each."""
+    if hashes.shape != doc_ids.shape:
+        raise ValueError("hashes and doc_ids must have the same length")
+    starts = _runs(hashes)
+    per_doc = _runs(hashes, doc_ids)  # (hash, doc) runs nest inside hash runs
+    doc_run = np.searchsorted(per_doc, starts)  # index of each hash run's first (hash, doc) run
+    docs = np.diff(doc_run)
+    sizes = np.diff(per_doc)
+    squares = np.concatenate([[0], np.cumsum(sizes * sizes)])
+    rows = np.diff(starts)
+    pairs = (rows * rows - (squares[doc_run[1:]] - squares[doc_run[:-1]])) // 2
+    return HashRuns(starts=starts, docs=docs, pairs=pairs)
+
+
+@dataclass(frozen=True)
+class Seeds:
+    doc_a: np.ndarray
+    doc_b: np.ndarray
+    hash: np.ndarray
+    pos_a: np.ndarray
+    pos_b: np.ndarray
+
+
+def partition_seeds(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray, max_df: int,
+                    runs: HashRuns | None = None, chunk: int = SEED_CHUNK) -> Iterator[Seeds]:
+    """Seeds of fingerprints sorted by (hash, doc_id, pos): for every hash in 2..max_df documents,
+    every two of its fingerprints in different documents (doc_a < doc_b), in chunks of about
+    `chunk` seeds (a hash's seeds are never split)."""
+    if not (hashes.shape == doc_ids.shape == positions.shape):
+        raise ValueError("hashes, doc_ids and positions must have the same length")
+    if max_df < 1:
+        raise ValueError("max_df must be >= 1")
+    runs = runs or hash_runs(hashes, doc_ids)
+    keep = np.flatnonzero((runs.docs >= 2) & (runs.docs <= max_df))
+    if not len(keep):
+        return
+    starts, ends, cost = runs.starts[keep], runs.starts[keep + 1], runs.pairs[keep]
+    hashes = np.ascontiguousarray(hashes, np.int64)
+    doc_ids = np.ascontiguousarray(doc_ids, np.int64)
+    positions = np.ascontiguousarray(positions, np.int32)
+    cumulative = np.cumsum(cost)
+    lo = 0
+    while lo < len(keep):
+        base = cumulative[lo - 1] if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(cumulative, base + chunk, side="right")))
+        total = int(cumulative[hi - 1] - base)
+        out = Seeds(np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total, np.int64),
+                    np.empty(total, np.int32), np.empty(total, np.int32))
+        filled = _fill_seeds(doc_ids, positions, hashes, starts[lo:hi], ends[lo:hi],
+                             out.doc_a, out.doc_b, out.hash, out.pos_a, out.pos_b)
+        assert filled == total
+        yield out
+        lo = hi
+
+
+def kept_hash_counts(hashes: np.ndarray, doc_ids: np.ndarray, max_df: int,
+                     runs: HashRuns | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per document: its distinct hashes in at most max_df documents, among these sorted rows."""
+    runs = runs or hash_runs(hashes, doc_ids)
+    per_doc = _runs(hashes, doc_ids)[:-1]
+    run_of = np.searchsorted(runs.starts, per_doc, side="right") - 1
+    docs = doc_ids[per_doc[runs.docs[run_of] <= max_df]]
+    return np.unique(docs, return_counts=True)
+
+
+@njit(**JIT_OPTIONS)
+def _distinct_per_run(values, starts):
+    """Distinct values in each run values[starts[g]:starts[g + 1]]."""
+    out = np.empty(starts.shape[0] - 1, dtype=np.int64)
+    for g in range(starts.shape[0] - 1):
+        run = np.sort(values[starts[g]:starts[g + 1]])
+        n = 1 if run.shape[0] else 0
+        for i in range(1, run.shape[0]):
+            if run[i] != run[i - 1]:
+                n += 1
+        out[g] = n
+    return out
+
+
+@dataclass(frozen=True)
+class PairRuns:
+    """Pairs of a (doc_a, doc_b, pos_a, pos_b)-sorted chunk of seeds, each with its seed rows."""
+
+    doc_a: np.ndarray
+    doc_b: np.ndarray
+    shared: np.ndarray  # distinct hashes the pair shares
+    starts: np.ndarray  # pair i's seeds are rows starts[i]:starts[i + 1] of `rows`
+    rows: np.ndarray  # indices into the input seeds, pair by pair
+
+
+def pair_runs(doc_a: np.ndarray, doc_b: np.ndarray, hashes: np.ndarray, min_shared: int = 1) -> PairRuns:
+    """Pairs of seeds sorted by (doc_a, doc_b, ...) that share at least min_shared distinct hashes."""
+    if not (doc_a.shape == doc_b.shape == hashes.shape):
+        raise ValueError("doc_a, doc_b and hashes must have the same length")
+    starts = _runs(doc_a, doc_b)
+    shared = _distinct_per_run(np.ascontiguousarray(hashes, np.int64), starts)
+    keep = np.flatnonzero(shared >= min_shared)
+    lengths = np.diff(starts)[keep]
+    first = starts[keep]
+    new_starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    rows = (np.repeat(first - new_starts[:-1], lengths) + np.arange(new_starts[-1])).astype(np.int64)
+    return PairRuns(doc_a=doc_a[first], doc_b=doc_b[first], shared=shared[keep], starts=new_starts, rows=rows)
+
+
+@njit(**JIT_OPTIONS)
+def _distinct_valid_per_run(values, valid, starts):
+    """Distinct values among the valid rows of each run values[starts[g]:starts[g + 1]]."""
+    out = np.zeros(starts.shape[0] - 1, dtype=np.int64)
+    for g in range(starts.shape[0] - 1):
+        lo, hi = starts[g], starts[g + 1]
+        m = 0
+        for i in range(lo, hi):
+            if valid[i]:
+                m += 1
+        run = np.empty(m, dtype=np.int64)
+        m = 0
+        for i in range(lo, hi):
+            if valid[i]:
+                run[m] = values[i]
+                m += 1
+        run.sort()
+        n = 1 if m else 0
+        for i in range(1, m):
+            if run[i] != run[i - 1]:
+                n += 1
+        out[g] = n
+    return out
+
+
+@dataclass(frozen=True)
+class HashCounts:
+    """Per hash of a (hash, doc_id, pos)-sorted chunk: how widespread, and its first occurrence."""
+
+    hash: np.ndarray
+    docs: np.ndarray
+    occurrences: np.ndarray
+    hosts: np.ndarray  # distinct hosts (rows without one not counted)
+    doc_id: np.ndarray  # smallest document, and its first position
+    pos: np.ndarray
+
+
+def hash_counts(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray, hosts: np.ndarray,
+                has_host: np.ndarray) -> HashCounts:
+    """Document frequency, occurrences, distinct hosts and first (doc_id, pos) of every hash."""
+    if not (hashes.shape == doc_ids.shape == positions.shape == hosts.shape == has_host.shape):
+        raise ValueError("hashes, doc_ids, positions, hosts and has_host must have the same length")
+    runs = hash_runs(hashes, doc_ids)
+    first = runs.starts[:-1]
+    host_counts = _distinct_valid_per_run(np.ascontiguousarray(hosts, np.int64),
+                                          np.ascontiguousarray(has_host, np.bool_), runs.starts)
+    return HashCounts(hash=hashes[first], docs=runs.docs.astype(np.int64), occurrences=runs.rows.astype(np.int64),
+                      hosts=host_counts, doc_id=doc_ids[first], pos=positions[first])
