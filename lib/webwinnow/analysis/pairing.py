@@ -130,20 +130,6 @@ def kept_hash_counts(hashes: np.ndarray, doc_ids: np.ndarray, max_df: int,
     return np.unique(docs, return_counts=True)
 
 
-@njit(**JIT_OPTIONS)
-def _distinct_per_run(values, starts):
-    """Distinct values in each run values[starts[g]:starts[g + 1]]."""
-    out = np.empty(starts.shape[0] - 1, dtype=np.int64)
-    for g in range(starts.shape[0] - 1):
-        run = np.sort(values[starts[g]:starts[g + 1]])
-        n = 1 if run.shape[0] else 0
-        for i in range(1, run.shape[0]):
-            if run[i] != run[i - 1]:
-                n += 1
-        out[g] = n
-    return out
-
-
 @dataclass(frozen=True)
 class PairRuns:
     """Pairs of a (doc_a, doc_b, pos_a, pos_b)-sorted chunk of seeds, each with its seed rows."""
@@ -160,7 +146,7 @@ def pair_runs(doc_a: np.ndarray, doc_b: np.ndarray, hashes: np.ndarray, min_shar
     if not (doc_a.shape == doc_b.shape == hashes.shape):
         raise ValueError("doc_a, doc_b and hashes must have the same length")
     starts = _runs(doc_a, doc_b)
-    shared = _distinct_per_run(np.ascontiguousarray(hashes, np.int64), starts)
+    shared = _distinct_valid_per_run(np.ascontiguousarray(hashes, np.int64), np.ones(len(hashes), np.bool_), starts)
     keep = np.flatnonzero(shared >= min_shared)
     lengths = np.diff(starts)[keep]
     first = starts[keep]
