@@ -147,3 +147,68 @@ def test_boilerplate_share_per_span():
     got = boilerplate_share(hashes, positions, np.array([6, 8]), np.array([0, 15, 40, 0]), np.array([15, 31, 50, 100]))
     assert got[:2].tolist() == [0.5, 0.5] and np.isnan(got[2]) and got[3] == 0.5
     assert boilerplate_share(hashes, positions, np.array([], np.int64), np.array([0]), np.array([100])).tolist() == [0.0]
+
+
+def _window_case(rng: random.Random, k: int, w: int, margin: int):
+    """Two texts sharing a few passages (one with a template-like run around it), cut into windows
+    around their seeds as the passages stage does."""
+    from webwinnow.analysis.spans import _normalized, text_windows
+
+    shared = [_words(rng, rng.randint(20, 80), VOCAB) for _ in range(rng.randint(1, 3))]
+    a = " ".join(_words(rng, rng.randint(0, 60), VOCAB) + " " + s for s in shared) + " " + _words(rng, 30, VOCAB)
+    b = _words(rng, rng.randint(0, 40), VOCAB) + " " + " ".join(reversed(shared)) + " Ünïcode ﬃ " + _words(rng, 20, VOCAB)
+    pos_a, pos_b = _seeds(a, b, k, w)
+    if not len(pos_a):
+        return None
+    windows = []
+    for text, pos in ((a, pos_a), (b, pos_b)):
+        start, end, opened = text_windows(_normalized(text)[1], pos.min(keepdims=True), pos.max(keepdims=True), k, margin)
+        windows.append((text[int(start[0]):int(end[0])], int(start[0]), int(opened[0])))
+    return a, b, pos_a, pos_b, windows
+
+
+@pytest.mark.parametrize("max_spans", [1000, 2])
+@pytest.mark.parametrize("margin", [0, 3, 40, 1000])
+def test_batch_passages_equal_whole_text_passages_or_say_truncated(margin, max_spans):
+    from webwinnow.analysis.boilerplate import boilerplate_share
+    from webwinnow.analysis.spans import batch_passages, window_passages
+
+    rng = random.Random(margin)
+    k, w = 12, 10
+    cases = [c for c in (_window_case(rng, k, w, margin) for _ in range(40)) if c is not None]
+    fp_lists = [ww.fingerprint(c[0], k=k, w=w) for c in cases]
+    boilerplate = np.sort(np.array([h for hashes, _ in fp_lists for h in hashes[::3]], np.int64))
+    fp_pos, fp_flags, fp_offsets = [], [], [0]
+    for c, (hashes, positions) in zip(cases, fp_lists, strict=True):
+        (_, start, _), end = c[4][0], c[4][0][1] + len(c[4][0][0])
+        keep = (positions >= start) & (positions < end)
+        fp_pos.append(positions[keep])
+        fp_flags.append(np.isin(hashes[keep], boilerplate))
+        fp_offsets.append(fp_offsets[-1] + int(keep.sum()))
+    got = batch_passages(
+        [c[4][0][0] for c in cases], [c[4][1][0] for c in cases],
+        np.array([c[4][0][1] for c in cases]), np.array([c[4][1][1] for c in cases]),
+        np.array([c[4][0][2] for c in cases]), np.array([c[4][1][2] for c in cases]),
+        np.concatenate([[0], np.cumsum([len(c[2]) for c in cases])]),
+        np.concatenate([c[2] for c in cases]), np.concatenate([c[3] for c in cases]),
+        np.array(fp_offsets), np.concatenate(fp_pos), np.concatenate(fp_flags), k, max_spans=max_spans)
+    settled = 0
+    for p, c in enumerate(cases):
+        a, b, pos_a, pos_b, ((wa, sa, oa), (wb, sb, ob)) = c
+        windowed = window_passages(wa, wb, sa, sb, oa, ob, pos_a, pos_b, k, max_spans=max_spans)
+        assert got.truncated[p] == (windowed is None)
+        if windowed is None:
+            assert margin < 1000 and not (got.pair == p).any()
+            continue
+        settled += 1
+        whole = copied_passages(a, b, pos_a, pos_b, k, max_spans=max_spans)
+        mine = got.pair == p
+        spans = set(zip(got.start_a[mine].tolist(), got.end_a[mine].tolist(), got.start_b[mine].tolist(),
+                        got.end_b[mine].tolist(), got.length[mine].tolist()))
+        assert spans == _spans(whole) == _spans(windowed)
+        assert got.capped[p] == whole.capped
+        want = boilerplate_share(fp_lists[p][0], fp_lists[p][1], boilerplate, whole.start_a, whole.end_a)
+        order = np.lexsort((whole.start_b, whole.start_a))
+        np.testing.assert_allclose(got.boilerplate[mine], want[order], equal_nan=True)
+    if margin >= 40:  # windows wide enough settle nearly every pair; margin 0 settles few or none
+        assert settled >= 30

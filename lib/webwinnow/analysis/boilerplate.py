@@ -35,14 +35,23 @@ def boilerplate_share(hashes: np.ndarray, positions: np.ndarray, boilerplate: np
                       start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Per span [start, end): the share of fingerprints inside it whose hash is in the sorted
     array boilerplate; NaN for a span holding no fingerprint."""
+    return flagged_share(positions, is_boilerplate(hashes, boilerplate), start, end)
+
+
+def is_boilerplate(hashes: np.ndarray, boilerplate: np.ndarray) -> np.ndarray:
+    """Whether each hash is in the sorted array boilerplate."""
+    if not len(boilerplate):
+        return np.zeros(len(hashes), bool)
+    at = np.searchsorted(boilerplate, hashes).clip(max=len(boilerplate) - 1)
+    return boilerplate[at] == hashes
+
+
+def flagged_share(positions: np.ndarray, flags: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per span [start, end): the share of the positions inside it whose flag is set; NaN for a
+    span holding none."""
     order = np.argsort(positions, kind="stable")
-    positions, hashes = positions[order], hashes[order]
-    if len(boilerplate):
-        at = np.searchsorted(boilerplate, hashes).clip(max=len(boilerplate) - 1)
-        is_boilerplate = (boilerplate[at] == hashes).astype(np.int64)
-    else:
-        is_boilerplate = np.zeros(len(hashes), np.int64)
-    cumulative = np.concatenate([[0], np.cumsum(is_boilerplate)])
+    positions, flags = positions[order], np.asarray(flags)[order].astype(np.int64)
+    cumulative = np.concatenate([[0], np.cumsum(flags)])
     lo = np.searchsorted(positions, start, side="left")
     hi = np.searchsorted(positions, end, side="left")
     inside = hi - lo

@@ -21,12 +21,15 @@ from ..core.jit import JIT_OPTIONS
 
 
 @njit(**JIT_OPTIONS)
-def _grow_spans(codes_a, codes_b, seeds_a, seeds_b, k, max_spans, max_chars):
+def _grow_spans(codes_a, codes_b, seeds_a, seeds_b, k, max_spans, max_chars, open_a, open_b):
     """Maximal matching spans (start_a, start_b, length) from seeds, in normalized indices.
 
     seeds_a/seeds_b are candidate k-gram starts (normalized indices), sorted by diagonal
-    (seeds_b - seeds_a), then by seeds_a. Returns (spans, capped): capped when max_spans spans
-    were found or max_chars character comparisons made before all seeds were used.
+    (seeds_b - seeds_a), then by seeds_a. Returns (spans, capped, truncated): capped when
+    max_spans spans were found or max_chars character comparisons made before all seeds were
+    used; truncated when the codes are a window of a longer text (open_a/open_b: 1 = more text
+    before, 2 = after, 3 = both) and a span or a seed reached an open edge, so the spans of the
+    whole texts may differ.
     """
     na = codes_a.shape[0]
     nb = codes_b.shape[0]
@@ -37,6 +40,7 @@ def _grow_spans(codes_a, codes_b, seeds_a, seeds_b, k, max_spans, max_chars):
     have_prev = False
     prev_diag = 0
     prev_end = 0
+    truncated = False
     for s in range(seeds_a.shape[0]):
         i = seeds_a[s]
         j = seeds_b[s]
@@ -44,6 +48,8 @@ def _grow_spans(codes_a, codes_b, seeds_a, seeds_b, k, max_spans, max_chars):
         if have_prev and diag == prev_diag and i < prev_end:
             continue  # inside the span just grown on this diagonal
         if i < 0 or j < 0 or i + k > na or j + k > nb:
+            if (i + k > na and open_a & 2) or (j + k > nb and open_b & 2) or (i < 0 and open_a & 1) or (j < 0 and open_b & 1):
+                truncated = True
             continue
         same = True
         for q in range(k):
@@ -59,9 +65,13 @@ def _grow_spans(codes_a, codes_b, seeds_a, seeds_b, k, max_spans, max_chars):
         start = i
         while start > 0 and start + diag > 0 and codes_a[start - 1] == codes_b[start - 1 + diag]:
             start -= 1
+        if (start == 0 and open_a & 1) or (start + diag == 0 and open_b & 1):
+            truncated = True
         end = i + k
         while end < na and end + diag < nb and codes_a[end] == codes_b[end + diag]:
             end += 1
+        if (end == na and open_a & 2) or (end + diag == nb and open_b & 2):
+            truncated = True
         work += (i - start) + (end - i - k)
         out[count, 0] = start
         out[count, 1] = start + diag
@@ -70,7 +80,7 @@ def _grow_spans(codes_a, codes_b, seeds_a, seeds_b, k, max_spans, max_chars):
         have_prev = True
         prev_diag = diag
         prev_end = end
-    return out[:count], capped
+    return out[:count], capped, truncated
 
 
 @dataclass(frozen=True)
@@ -116,20 +126,50 @@ def copied_passages(
     long, sorted by start in text a; at most max_spans spans and max_chars compared characters
     per pair (``capped`` says a limit was hit).
     """
+    found = window_passages(text_a, text_b, 0, 0, 0, 0, pos_a, pos_b, k, max_spans=max_spans, max_chars=max_chars)
+    assert found is not None  # whole texts have no open edge
+    return found
+
+
+def window_passages(
+    text_a: str,
+    text_b: str,
+    start_a: int,
+    start_b: int,
+    open_a: int,
+    open_b: int,
+    pos_a: np.ndarray,
+    pos_b: np.ndarray,
+    k: int,
+    *,
+    max_spans: int = 1000,
+    max_chars: int = 20_000_000,
+) -> Passages | None:
+    """copied_passages on windows of two texts: text_a is the original text from character
+    start_a on (start_b for b), open_a says whether the text goes on before (1), after (2) or on
+    both sides (3) of the window. Offsets in and out are of the whole texts. None when a span
+    or seed reaches an open edge: then only the whole texts give the right spans."""
     if not isinstance(text_a, str) or not isinstance(text_b, str):
         raise TypeError("text_a and text_b must be str")
     if k < 1 or max_spans < 1 or max_chars < 1:
         raise ValueError("k, max_spans and max_chars must be >= 1")
+    if not (0 <= open_a <= 3 and 0 <= open_b <= 3 and start_a >= 0 and start_b >= 0):
+        raise ValueError("open_a/open_b must be 0..3 and start_a/start_b >= 0")
     pos_a = np.asarray(pos_a, dtype=np.int64)
     pos_b = np.asarray(pos_b, dtype=np.int64)
     if pos_a.shape != pos_b.shape:
         raise ValueError("pos_a and pos_b must have the same length")
     codes_a, off_a = _normalized(text_a)
     codes_b, off_b = _normalized(text_b)
+    off_a = off_a.astype(np.int64) + start_a
+    off_b = off_b.astype(np.int64) + start_b
     ia = _seed_indices(off_a, pos_a)
     ib = _seed_indices(off_b, pos_b)
     order = np.lexsort((ia, ib - ia))
-    spans, capped = _grow_spans(codes_a, codes_b, ia[order], ib[order], int(k), int(max_spans), int(max_chars))
+    spans, capped, truncated = _grow_spans(codes_a, codes_b, ia[order], ib[order], int(k), int(max_spans),
+                                           int(max_chars), int(open_a), int(open_b))
+    if truncated:
+        return None
     spans = spans[np.lexsort((spans[:, 1], spans[:, 0]))] if len(spans) else spans
     sa, sb, length = spans[:, 0], spans[:, 1], spans[:, 2]
     return Passages(
@@ -140,3 +180,157 @@ def copied_passages(
         length=length.copy(),
         capped=bool(capped),
     )
+
+
+def text_windows(offsets: np.ndarray, lo_pos: np.ndarray, hi_pos: np.ndarray, k: int, margin: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per request, the characters [start, end) of a text to send for seeds at character offsets
+    lo_pos..hi_pos: every normalized character from `margin` before the first seed to `margin`
+    after the last seed's k-gram, whole characters. `offsets` are the text's normalized
+    characters' offsets. Also whether the text has normalized characters before (1) or after (2)
+    the window."""
+    n = len(offsets)
+    if n == 0:
+        zeros = np.zeros(len(lo_pos), np.int64)
+        return zeros, zeros, zeros
+    lo = np.maximum(np.searchsorted(offsets, lo_pos, side="left") - margin, 0)
+    hi = np.clip(np.searchsorted(offsets, hi_pos, side="left") + k + margin, lo + 1, n)
+    start = offsets[np.minimum(lo, n - 1)].astype(np.int64)
+    end = offsets[hi - 1].astype(np.int64) + 1
+    before = np.searchsorted(offsets, start, side="left") > 0
+    after = np.searchsorted(offsets, end, side="left") < n
+    return start, end, before.astype(np.int64) | (after.astype(np.int64) << 1)
+
+
+@njit(**JIT_OPTIONS)
+def _normalize_window(data, start, end, fold, expand, codes, offsets):
+    """kernel._normalize_into with scratch arrays grown until they fit; returns (codes, offsets, n)."""
+    n = kernel._normalize_into(data, start, end, fold, expand, codes, offsets)
+    while n < 0:
+        codes = np.empty(codes.shape[0] * 2, dtype=np.int32)
+        offsets = np.empty(offsets.shape[0] * 2, dtype=np.int64)
+        n = kernel._normalize_into(data, start, end, fold, expand, codes, offsets)
+    return codes, offsets, n
+
+
+@njit(**JIT_OPTIONS)
+def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, ends_b, base_b, open_b,
+                    seed_offsets, seeds_a, seeds_b, fp_offsets, fp_pos, fp_flag, fold, expand, k, max_spans,
+                    max_chars):
+    """window_passages for every pair of a batch at once (one call from Python per batch).
+
+    Pair p's windows are data_a[starts_a[p]:ends_a[p]] (UTF-8, the original text from character
+    base_a[p] on) and likewise for b; its seeds are seeds_a/seeds_b[seed_offsets[p]:...], whole
+    texts' character offsets; its a-window's fingerprints fp_pos[fp_offsets[p]:...] (sorted)
+    with their boilerplate flags. Returns per span (pair, start_a, end_a, start_b, end_b,
+    length, boilerplate share or NaN) and per pair (capped, truncated).
+    """
+    npairs = starts_a.shape[0]
+    capacity = 0
+    longest = 64
+    for p in range(npairs):
+        capacity += min(max_spans, seed_offsets[p + 1] - seed_offsets[p])
+        longest = max(longest, ends_a[p] - starts_a[p] + 64, ends_b[p] - starts_b[p] + 64)
+    pair = np.empty(capacity, dtype=np.int64)
+    cols = np.empty((capacity, 5), dtype=np.int64)
+    share = np.empty(capacity, dtype=np.float64)
+    capped = np.zeros(npairs, dtype=np.bool_)
+    truncated = np.zeros(npairs, dtype=np.bool_)
+    codes_a = np.empty(longest, dtype=np.int32)
+    offs_a = np.empty(longest, dtype=np.int64)
+    codes_b = np.empty(longest, dtype=np.int32)
+    offs_b = np.empty(longest, dtype=np.int64)
+    count = 0
+    for p in range(npairs):
+        codes_a, offs_a, na = _normalize_window(data_a, starts_a[p], ends_a[p], fold, expand, codes_a, offs_a)
+        codes_b, offs_b, nb = _normalize_window(data_b, starts_b[p], ends_b[p], fold, expand, codes_b, offs_b)
+        lo, hi = seed_offsets[p], seed_offsets[p + 1]
+        m = hi - lo
+        ia = np.searchsorted(offs_a[:na], seeds_a[lo:hi] - base_a[p])
+        ib = np.searchsorted(offs_b[:nb], seeds_b[lo:hi] - base_b[p])
+        # by diagonal, then by position in a: np.lexsort((ia, ib - ia)) as two stable sorts (the
+        # order decides which spans a capped pair keeps)
+        first = np.argsort(ia, kind="mergesort")
+        order = first[np.argsort((ib - ia)[first], kind="mergesort")]
+        sa = np.empty(m, dtype=np.int64)
+        sb = np.empty(m, dtype=np.int64)
+        for q in range(m):
+            sa[q] = ia[order[q]]
+            sb[q] = ib[order[q]]
+        spans, was_capped, was_truncated = _grow_spans(codes_a[:na], codes_b[:nb], sa, sb, k, max_spans, max_chars,
+                                                       open_a[p], open_b[p])
+        if was_truncated:
+            truncated[p] = True
+            continue
+        capped[p] = was_capped
+        first_b = np.argsort(spans[:, 1], kind="mergesort")
+        by_start = first_b[np.argsort(spans[:, 0][first_b], kind="mergesort")]
+        f_lo, f_hi = fp_offsets[p], fp_offsets[p + 1]
+        for q in range(spans.shape[0]):
+            s = by_start[q]
+            x, y, length = spans[s, 0], spans[s, 1], spans[s, 2]
+            pair[count] = p
+            cols[count, 0] = offs_a[x] + base_a[p]
+            cols[count, 1] = offs_a[x + length - 1] + 1 + base_a[p]
+            cols[count, 2] = offs_b[y] + base_b[p]
+            cols[count, 3] = offs_b[y + length - 1] + 1 + base_b[p]
+            cols[count, 4] = length
+            inside = 0
+            flagged = 0
+            for f in range(np.searchsorted(fp_pos[f_lo:f_hi], cols[count, 0]) + f_lo, f_hi):
+                if fp_pos[f] >= cols[count, 1]:
+                    break
+                inside += 1
+                flagged += fp_flag[f]
+            share[count] = flagged / inside if inside else np.nan
+            count += 1
+    return pair[:count], cols[:count], share[:count], capped, truncated
+
+
+@dataclass(frozen=True)
+class BatchPassages:
+    """Spans of many pairs: span i belongs to pair `pair[i]`; per pair capped and truncated."""
+
+    pair: np.ndarray
+    start_a: np.ndarray
+    end_a: np.ndarray
+    start_b: np.ndarray
+    end_b: np.ndarray
+    length: np.ndarray
+    boilerplate: np.ndarray
+    capped: np.ndarray  # per pair
+    truncated: np.ndarray  # per pair: a span reached an open window edge; its spans are omitted
+
+
+def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, open_a: np.ndarray,
+                   open_b: np.ndarray, seed_offsets: np.ndarray, seeds_a: np.ndarray, seeds_b: np.ndarray,
+                   fp_offsets: np.ndarray, fp_pos: np.ndarray, fp_flags: np.ndarray, k: int, *,
+                   max_spans: int = 1000, max_chars: int = 20_000_000) -> BatchPassages:
+    """window_passages for each pair p of Arrow string arrays texts_a/texts_b (windows), with the
+    boilerplate share of every span from the a-window's sorted fingerprint positions and flags."""
+    import pyarrow as pa
+
+    if k < 1 or max_spans < 1 or max_chars < 1:
+        raise ValueError("k, max_spans and max_chars must be >= 1")
+    n = len(texts_a)
+    if not (len(texts_b) == len(base_a) == len(base_b) == len(open_a) == len(open_b) == n
+            and len(seed_offsets) == len(fp_offsets) == n + 1):
+        raise ValueError("one window of each side, one base and open flag each, and n + 1 offsets per pair")
+    arrays = []
+    for texts in (texts_a, texts_b):
+        texts = pa.array(texts, pa.string()) if not isinstance(texts, pa.Array) else texts
+        if texts.null_count:
+            raise ValueError("windows must not be null")
+        offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset: texts.offset + n + 1]
+        data = np.frombuffer(texts.buffers()[2], dtype=np.uint8) if texts.buffers()[2] is not None else np.zeros(0, np.uint8)
+        arrays.append((data, offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)))
+    fold, expand = fold_table()
+    i64 = (lambda a: np.ascontiguousarray(a, dtype=np.int64))
+    pair, cols, share, capped, truncated = _batch_passages(
+        arrays[0][0], arrays[0][1], arrays[0][2], i64(base_a), i64(open_a),
+        arrays[1][0], arrays[1][1], arrays[1][2], i64(base_b), i64(open_b),
+        i64(seed_offsets), i64(seeds_a), i64(seeds_b), i64(fp_offsets), i64(fp_pos),
+        np.ascontiguousarray(fp_flags, dtype=np.int64), fold, expand, int(k), int(max_spans), int(max_chars))
+    return BatchPassages(pair=pair, start_a=cols[:, 0].copy(), end_a=cols[:, 1].copy(), start_b=cols[:, 2].copy(),
+                         end_b=cols[:, 3].copy(), length=cols[:, 4].copy(), boilerplate=share, capped=capped,
+                         truncated=truncated)

@@ -5,61 +5,169 @@ maximal matching spans of the two normalized texts (see webwinnow.analysis.spans
 is bounded by pairs.max_spans and pairs.max_chars; a pair that hit a bound has capped = true.
 Each span also gets the share of its fingerprints that are boilerplate hashes, so template
 text a pair happens to share can be told from copied content.
+
+No full text travels per pair. Each document is read once, where it is stored: it is
+normalized and fingerprinted once, and for every pair it belongs to it sends only the window
+from `margin` normalized characters before that pair's first seed to `margin` after its last
+(with the window's fingerprints and whether they are boilerplate). The pair's spans are grown
+inside the two windows; a pair whose span (or seed) reaches a window edge that is not its text's
+end is grown again from the whole texts, so the result is exactly that of whole texts. What a
+pair moves grows with the stretch its seeds cover, not with its documents' length.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pyarrow as pa
+from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas
-from ..analysis.boilerplate import boilerplate_share
-from ..analysis.spans import copied_passages
+from ..analysis.boilerplate import is_boilerplate
+from ..analysis.spans import batch_passages, text_windows
 from ..config import RunConfig
-from ..core.winnowing import fingerprint
-from ..tables import read_table_config, write_table
+from ..core import kernel
+from ..core.charfold import fold_table
+from ..core.winnowing import _text_buffers, fingerprint_batch
+from ..tables import read_table_config, row_count, write_table
 from ._faults import injected_stages, maybe_fail
-from ._frames import read_table, spark_schema
+from ._frames import read_table, sorted_chunks, spark_schema
+from .hash_freq import BROADCAST_ROWS
 from .pairs import boilerplate_hashes
 
+#: One row per (pair, side): the window of that side's text, and for side a its fingerprints.
+WINDOWS = pa.schema([
+    ("doc_a", pa.int64()), ("doc_b", pa.int64()), ("side", pa.int32()), ("start", pa.int64()), ("open", pa.int32()),
+    ("text", pa.string()), ("fp_pos", pa.list_(pa.int64())), ("fp_boilerplate", pa.list_(pa.bool_())),
+])
+#: Window text per output batch of the window pass (Arrow string offsets are 32-bit).
+WINDOW_BATCH_BYTES = 1 << 28
+#: Rows per chunk of (pair, side) rows given to the span kernel: they carry texts.
+PAIR_CHUNK_ROWS = 3000
+#: PASSAGES rows, plus one `redo` row (and no passages) for a pair its windows could not settle.
+GROWN = pa.schema([*schemas.PASSAGES, pa.field("redo", pa.bool_())])
 
-def passages_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> pa.RecordBatch:
-    """PASSAGES rows for a batch of (doc_a, doc_b, seeds, text_a, text_b)."""
+
+def margin(cfg: RunConfig) -> int:
+    """Normalized characters sent beyond a pair's outermost seeds: spans grow past them through
+    text without shared fingerprints below the cap (boilerplate, or a k-gram's tail)."""
+    return 2 * (cfg.winnow.w + cfg.winnow.k)
+
+
+def window_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
+    """WINDOWS rows for a batch of (doc_id, requests: [(doc_a, doc_b, side, lo, hi)], text).
+
+    The texts stay in Arrow's UTF-8 buffer: each is normalized once, the whole batch fingerprinted
+    in one kernel call, and the windows cut as byte ranges of the buffer (no Python string per
+    text or window). Output batches hold at most WINDOW_BATCH_BYTES of window text.
+    """
     w = cfg.winnow
-    cols: dict[str, list[np.ndarray]] = {name: [] for name in schemas.PASSAGES.names}
-    doc_a = batch.column("doc_a").to_pylist()
-    doc_b = batch.column("doc_b").to_pylist()
-    texts_a = batch.column("text_a").to_pylist()
-    texts_b = batch.column("text_b").to_pylist()
-    seeds = batch.column("seeds")
-    pos_a = seeds.values.field("pos_a").to_numpy(zero_copy_only=False)
-    pos_b = seeds.values.field("pos_b").to_numpy(zero_copy_only=False)
-    offsets = seeds.offsets.to_numpy()
+    data, text_starts, text_ends = _text_buffers(batch.column("text"))
+    fp = fingerprint_batch(batch.column("text"), w.k, w.w, w.robust, mod_p=w.mod_p)
+    fp_bounds = np.searchsorted(fp.doc, np.arange(batch.num_rows + 1))
+    fp_flags_all = is_boilerplate(fp.hashes, boilerplate)
+    fold, expand = fold_table()
+    requests = batch.column("requests")
+    offsets = requests.offsets.to_numpy()
+    offsets = offsets - offsets[0]
+    values = requests.flatten()
+    fields = {name: values.field(name).to_numpy(zero_copy_only=False) for name in ("doc_a", "doc_b", "side", "lo", "hi")}
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in ("byte_lo", "byte_hi", "start", "open", "fp_len", "fp_pos", "fp_flag")}
+    first_request = held = 0
     for row in range(batch.num_rows):
-        if texts_a[row] is None or texts_b[row] is None:
-            continue
-        lo, hi = offsets[row] - offsets[0], offsets[row + 1] - offsets[0]
-        found = copied_passages(texts_a[row], texts_b[row], pos_a[lo:hi], pos_b[lo:hi], w.k,
-                                max_spans=cfg.pairs.max_spans, max_chars=cfg.pairs.max_chars)
-        n = len(found)
-        cols["doc_a"].append(np.full(n, doc_a[row], np.int64))
-        cols["doc_b"].append(np.full(n, doc_b[row], np.int64))
-        for name in ("start_a", "end_a", "start_b", "end_b", "length"):
-            cols[name].append(getattr(found, name).astype(np.int64))
-        cols["capped"].append(np.full(n, found.capped, bool))
-        # The seeds are the pair's non-boilerplate fingerprints; the span they grew into may
-        # still be mostly site template (a k-gram straddling the end of a menu and the start of
-        # the content can fall below the cap): say how much.
-        fp_hashes, fp_positions = fingerprint(texts_a[row], w.k, w.w, w.robust, mod_p=w.mod_p)
-        cols["boilerplate"].append(boilerplate_share(fp_hashes, fp_positions, boilerplate, found.start_a, found.end_a))
-    arrays = [
-        pa.array(np.concatenate(cols[f.name]) if cols[f.name] else np.empty(0, f.type.to_pandas_dtype()),
-                 type=f.type, from_pandas=True)
-        for f in schemas.PASSAGES
-    ]
-    return pa.RecordBatch.from_arrays(arrays, schema=schemas.PASSAGES)
+        lo, hi = offsets[row], offsets[row + 1]
+        doc = data[text_starts[row]:text_ends[row]]
+        _, norm_offsets = kernel._normalize(doc, fold, expand)
+        start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg))
+        char_bytes = _char_bytes(doc)
+        parts["byte_lo"].append(text_starts[row] + (char_bytes[start] if char_bytes is not None else start))
+        parts["byte_hi"].append(text_starts[row] + (char_bytes[end] if char_bytes is not None else end))
+        parts["start"].append(start)
+        parts["open"].append(opened)
+        # the a-side windows' fingerprints, gathered for all of this document's windows at once
+        side_a = fields["side"][lo:hi] == 0
+        positions = fp.positions[fp_bounds[row]:fp_bounds[row + 1]].astype(np.int64)
+        first = np.searchsorted(positions, start, side="left")
+        lengths = np.where(side_a, np.searchsorted(positions, end, side="left") - first, 0)
+        index = np.repeat(first - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
+        parts["fp_len"].append(lengths)
+        parts["fp_pos"].append(positions[index])
+        parts["fp_flag"].append(fp_flags_all[fp_bounds[row]:fp_bounds[row + 1]][index])
+        held += int((parts["byte_hi"][-1] - parts["byte_lo"][-1]).sum())
+        if held >= WINDOW_BATCH_BYTES or row == batch.num_rows - 1:
+            yield _window_batch(data, parts, {name: col[first_request:hi] for name, col in fields.items()})
+            parts = {name: [] for name in parts}
+            first_request, held = hi, 0
+
+
+def _char_bytes(doc: np.ndarray) -> np.ndarray | None:
+    """Byte offset of every character of a UTF-8 text and of its end; None for ASCII (the same)."""
+    if not len(doc) or doc.max() < 0x80:
+        return None
+    return np.append(np.flatnonzero((doc & 0xC0) != 0x80), len(doc))
+
+
+def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: dict[str, np.ndarray]) -> pa.RecordBatch:
+    cat = (lambda name, dtype: np.concatenate(parts[name]).astype(dtype) if parts[name] else np.empty(0, dtype))
+    byte_lo, byte_hi = cat("byte_lo", np.int64), cat("byte_hi", np.int64)
+    sizes = byte_hi - byte_lo
+    text_offsets = np.concatenate([[0], np.cumsum(sizes)])
+    gathered = data[np.repeat(byte_lo - text_offsets[:-1], sizes) + np.arange(text_offsets[-1])]
+    texts = pa.StringArray.from_buffers(len(sizes), pa.py_buffer(text_offsets.astype(np.int32)), pa.py_buffer(gathered))
+    fp_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("fp_len", np.int64))]).astype(np.int32))
+    return pa.RecordBatch.from_arrays(
+        [pa.array(fields["doc_a"]), pa.array(fields["doc_b"]), pa.array(fields["side"].astype(np.int32)),
+         pa.array(cat("start", np.int64)), pa.array(cat("open", np.int32)), texts,
+         pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_pos", np.int64))),
+         pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_flag", bool)))],
+        schema=WINDOWS)
+
+
+def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
+    """GROWN rows for rows sorted by (doc_a, doc_b, side): per pair its window of a (side 0), of b
+    (side 1) and its seeds (side 2). Spans grown inside the windows by one kernel call for the
+    whole chunk, or a redo row; a pair missing a row (a document that is not ok) has no passages."""
+    table = table.combine_chunks()
+    doc_a, doc_b = table.column("doc_a").to_numpy(), table.column("doc_b").to_numpy()
+    side = table.column("side").to_numpy()
+    r = np.flatnonzero(side[:-2] == 0) if table.num_rows >= 3 else np.empty(0, np.int64)
+    r = r[(side[r + 1] == 1) & (side[r + 2] == 2) & (doc_a[r + 2] == doc_a[r]) & (doc_b[r + 2] == doc_b[r])
+          & (doc_a[r + 1] == doc_a[r]) & (doc_b[r + 1] == doc_b[r])]
+    ra, rb, rs = pa.array(r), pa.array(r + 1), pa.array(r + 2)
+    seeds = table.column("seeds").chunk(0).take(rs)
+    flat = seeds.flatten()
+    fp = table.column("fp_pos").chunk(0).take(ra)
+    found = batch_passages(
+        table.column("text").chunk(0).take(ra), table.column("text").chunk(0).take(rb),
+        table.column("start").chunk(0).take(ra).to_numpy(), table.column("start").chunk(0).take(rb).to_numpy(),
+        table.column("open").chunk(0).take(ra).to_numpy(), table.column("open").chunk(0).take(rb).to_numpy(),
+        _offsets(seeds), flat.field("pos_a").to_numpy(zero_copy_only=False),
+        flat.field("pos_b").to_numpy(zero_copy_only=False),
+        _offsets(fp), fp.flatten().to_numpy(zero_copy_only=False),
+        table.column("fp_boilerplate").chunk(0).take(ra).flatten().to_numpy(zero_copy_only=False),
+        cfg.winnow.k, max_spans=cfg.pairs.max_spans, max_chars=cfg.pairs.max_chars)
+    pairs_a, pairs_b = doc_a[r], doc_b[r]
+    redo = np.flatnonzero(found.truncated)
+    n_redo = len(redo)
+    columns = {
+        "doc_a": np.concatenate([pairs_a[found.pair], pairs_a[redo]]),
+        "doc_b": np.concatenate([pairs_b[found.pair], pairs_b[redo]]),
+        "capped": np.concatenate([found.capped[found.pair], np.zeros(n_redo, bool)]),
+        "boilerplate": np.concatenate([found.boilerplate, np.full(n_redo, np.nan)]),
+        "redo": np.concatenate([np.zeros(len(found.pair), bool), np.ones(n_redo, bool)]),
+    }
+    for name in ("start_a", "end_a", "start_b", "end_b", "length"):
+        columns[name] = np.concatenate([getattr(found, name), np.zeros(n_redo, np.int64)])
+    return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type, from_pandas=True) for f in GROWN],
+                                      schema=GROWN)
+
+
+def _offsets(lists: pa.ListArray) -> np.ndarray:
+    offsets = lists.offsets.to_numpy()
+    return offsets - offsets[0]
 
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
@@ -68,20 +176,60 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     shared = spark.sparkContext.broadcast(boilerplate)
     inject = injected_stages(spark)
 
-    def grow(batches):
+    def windows_of(batches):
         for batch in batches:
+            yield from window_arrow(batch, cfg, shared.value)
+
+    def grow(batches):
+        for chunk in sorted_chunks(batches, ["doc_a", "doc_b"], rows=PAIR_CHUNK_ROWS):
             maybe_fail("passages", inject)
-            yield passages_arrow(batch, cfg, shared.value)
+            yield grow_arrow(chunk, cfg)
 
     texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
-    rows = (
-        read_table(spark, out, "pair_seeds")
-        .join(texts.select(F.col("doc_id").alias("doc_a"), F.col("text").alias("text_a")), "doc_a")
-        .join(texts.select(F.col("doc_id").alias("doc_b"), F.col("text").alias("text_b")), "doc_b")
-        .select("doc_a", "doc_b", "seeds", "text_a", "text_b")
-    )
-    passages = rows.mapInArrow(grow, spark_schema(schemas.PASSAGES))
-    write_table(passages, out, "passages", cfg, "passages")
+    window_types = spark_schema(WINDOWS)
+    seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
+
+    def grown_from(seeds, pairs: int, whole: bool):
+        """GROWN rows of the pairs in `seeds`: windows around their seeds, or whole texts."""
+        if whole:
+            bounds = [F.lit(0).cast("long"), F.lit(2**62).cast("long")] * 2
+        else:
+            bounds = [F.expr(f"array_{f}(transform(seeds, s -> s.pos_{x}))").cast("long")
+                      for x in ("a", "b") for f in ("min", "max")]
+        ends = seeds.select("doc_a", "doc_b", *(b.alias(n) for b, n in zip(bounds, ("lo_a", "hi_a", "lo_b", "hi_b"), strict=True)))
+        sides = [ends.select(F.col(doc).alias("doc_id"), "doc_a", "doc_b", F.lit(side).alias("side"),
+                             F.col(f"lo_{x}").alias("lo"), F.col(f"hi_{x}").alias("hi"))
+                 for side, doc, x in ((0, "doc_a", "a"), (1, "doc_b", "b"))]
+        requests = (sides[0].unionByName(sides[1]).groupBy("doc_id")
+                    .agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests")))
+        if 2 * pairs <= BROADCAST_ROWS:
+            requests = F.broadcast(requests)  # the texts are then read where they are, never shuffled
+        windows = requests.join(texts, "doc_id").mapInArrow(windows_of, window_types)
+        # One shuffle brings each pair's two windows and its seeds together (sides 0, 1, 2).
+        seed_rows = seeds.select("doc_a", "doc_b", F.lit(2).alias("side"),
+                                 *(F.lit(None).cast(window_types[name].dataType).alias(name)
+                                   for name in ("start", "open", "text", "fp_pos", "fp_boilerplate")), "seeds")
+        return (
+            windows.withColumn("seeds", F.lit(None).cast(seed_type))
+            .unionByName(seed_rows)
+            .repartition("doc_a", "doc_b").sortWithinPartitions("doc_a", "doc_b", "side")
+            .mapInArrow(grow, spark_schema(GROWN))
+        )
+
+    seeds = read_table(spark, out, "pair_seeds")
+    grown = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        redo = grown.filter(F.col("redo")).select("doc_a", "doc_b")
+        redone = redo.count()
+        passages = grown.filter(~F.col("redo"))
+        if redone:
+            # A few pairs (about 1% on the docs corpus) grow past their windows: they are grown
+            # again from their whole texts (windows without an open edge: never redone).
+            again = seeds.join(F.broadcast(redo) if redone <= BROADCAST_ROWS else redo, ["doc_a", "doc_b"], "left_semi")
+            passages = passages.unionByName(grown_from(again, redone, whole=True).filter(~F.col("redo")))
+        write_table(passages.select(*schemas.PASSAGES.names), out, "passages", cfg, "passages")
+    finally:
+        grown.unpersist()
     row = read_table(spark, out, "passages").agg(
         F.count(F.lit(1)).alias("passages"),
         F.countDistinct("doc_a", "doc_b").alias("pairs"),
@@ -92,5 +240,6 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     assert row is not None  # an aggregation has one row
     stats = {"passages": row["passages"], "pairs_with_passages": row["pairs"],
              "capped_spans": row["capped"] or 0, "normalized_chars": row["chars"] or 0,
-             "boilerplate_passages": row["boilerplate"] or 0, "max_df": max_df}
+             "boilerplate_passages": row["boilerplate"] or 0, "max_df": max_df,
+             "pairs_grown_from_whole_texts": redone}
     return stats
