@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
@@ -29,6 +30,52 @@ from webwinnow.core.charfold import fold_table  # noqa: E402
 
 RUNS = 5
 MB = 1e6
+
+
+@njit(cache=True)
+def circular_winnow(hashes, m, w, robust, selected):
+    """The paper's winnowing loop (Schleimer, Wilkerson, Aiken 2003, figure 5) on a circular
+    buffer of w hashes, kept minimal as the yardstick for kernel._winnow_into: the first window
+    is filled before anything is selected (as the kernel does), then each new hash either
+    becomes the minimum or, when the minimum leaves, the buffer is rescanned right to left for
+    the rightmost minimum. Robust: a new hash equal to the minimum does not replace it."""
+    if m <= 0:
+        return 0
+    w = min(w, m)
+    buf = np.empty(w, dtype=np.int64)
+    for i in range(w):
+        buf[i] = hashes[i]
+    best = w - 1
+    for i in range(w - 2, -1, -1):
+        if buf[i] < buf[best]:
+            best = i
+    selected[0] = best
+    count = 1
+    pos = best  # global index of the selection
+    r = w - 1
+    low = buf[best]
+    for i in range(w, m):
+        r = r + 1 if r + 1 < w else 0  # a compare, not a modulo: the buffer's index wraps
+        h = hashes[i]
+        buf[r] = h
+        if pos == i - w:  # the selection left the window: rescan, rightmost minimum first
+            best = r
+            j = r
+            for _ in range(w - 1):
+                j = j - 1 if j > 0 else w - 1
+                if buf[j] < buf[best]:
+                    best = j
+            low = buf[best]
+            pos = i - (r - best if r >= best else r - best + w)
+            selected[count] = pos
+            count += 1
+        elif h < low or (not robust and h == low):
+            best = r
+            low = h
+            pos = i
+            selected[count] = pos
+            count += 1
+    return count
 
 WORDS = """
 the of and to a in is it you that he was for on are with as his they be at one have this from
@@ -157,8 +204,16 @@ def main() -> int:
         seconds = best_of(lambda: kernel._kgram_hashes_into(codes, n, 50, hashes))
         report("_kgram_hashes_into", name, "k=50", size, seconds)
         for robust in (True, False):
+            label = f"k=50 w=100 {'robust' if robust else 'standard'}"
             seconds = best_of(lambda: kernel._winnow_into(hashes, m, 100, robust, selected))
-            report("_winnow_into", name, f"k=50 w=100 {'robust' if robust else 'standard'}", size, seconds)
+            report("_winnow_into", name, label, size, seconds)
+            ours = selected[: kernel._winnow_into(hashes, m, 100, robust, selected)].copy()
+            theirs = np.empty(cap, dtype=np.int64)
+            circular = best_of(lambda: circular_winnow(hashes, m, 100, robust, theirs))
+            report("circular buffer", name, label, size, circular)
+            same = np.array_equal(ours, theirs[: circular_winnow(hashes, m, 100, robust, theirs)])
+            print(f"kernel  {'winnow ratio':<18} {name:<8} {label:<22} {circular / seconds:8.2f}x the circular "
+                  f"buffer's speed (target >= 0.7); same selections: {same}", flush=True)
         print(f"#   normalized {n / MB:.2f} M chars, {m / MB:.2f} M k-grams", flush=True)
     print(f"# total {time.perf_counter() - t_start:.1f} s")
     return 0
