@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_kernel.py
 	$(PY) bench/bench_extract.py
 	$(PY) bench/bench_pipeline.py --set $(BENCH_SET)
+	$(PY) bench/bench_peers.py --set $(BENCH_SET)
 
 sample: $(SAMPLE)/planted.json
 
