@@ -5,7 +5,8 @@
 Builds the corpus once with ../shared/bench/build_docs_corpus.py into data/bench/docs-SET (it
 downloads Debian documentation packages), then runs `webwinnow run` on it (Spark local mode, all
 cores) and bench/reference_loop.py (one process, one core) on the same files, and prints per
-stage seconds, MB/s of HTML per core for both, and their ratio. Both are measured in this run:
+stage seconds, MB/s of HTML per core for both, and their ratio, with each stage's peak memory
+(PSS of the driver, the JVM and the Python workers, sampled by bench/stage_monitor.py). Both are measured in this run:
 the machine is shared and noisy, so only ratios from one run mean anything.
 """
 
@@ -14,10 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,11 +47,9 @@ def main() -> int:
     reference_loop.warm_up()
     ref = reference_loop.run(crawl)
 
-    started = time.perf_counter()
-    subprocess.run([str(REPO / ".venv" / "bin" / "webwinnow"), "run", str(crawl), "--out", str(out), "-q"], check=True,
-                   stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - started
-    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    from stage_monitor import run_monitored
+
+    wall, peaks, _ = run_monitored([str(REPO / ".venv" / "bin" / "webwinnow"), "run", str(crawl), "--out", str(out)])
     summary = json.loads((out / "summary.json").read_text())
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -62,11 +59,17 @@ def main() -> int:
     print(f"# corpus docs-{args.set}: {summary['extract']['files']} files, {summary['fingerprint']['documents']:,} documents, "
           f"{mb:.1f} MB of HTML; {cores} cores")
     order = ["spark_start", *(name for name in summary["ran"])]
+    print("#         stage          seconds  MB/s/core   peak PSS MiB: driver    JVM  workers (largest one)")
     for stage in order:
-        print(f"pipeline  {stage:<12} {summary['stage_seconds'].get(stage, 0.0):7.1f} s")
+        secs = summary["stage_seconds"].get(stage, 0.0)
+        rate = f"{mb / secs / cores:9.2f}" if secs > 0 and stage != "spark_start" else " " * 9
+        cell = peaks.peaks.get(stage, {})
+        print(f"pipeline  {stage:<12} {secs:7.1f} s  {rate}   {cell.get('driver', 0):19.0f} {cell.get('jvm', 0):6.0f} "
+              f"{cell.get('workers', 0):8.0f} ({cell.get('worker_max', 0):.0f})")
     per_core = mb / wall / cores
     print(f"pipeline  end to end   {wall:7.1f} s  {mb / wall:6.2f} MB/s  {per_core:6.2f} MB/s per core  "
-          f"(pairs {summary['pairs']['pairs']:,}, max_df {summary['pairs']['max_df']}; children's peak RSS {peak_mib} MiB)")
+          f"(pairs {summary['pairs']['pairs']:,}, max_df {summary['pairs']['max_df']}; peak PSS driver "
+          f"{peaks.overall('driver'):.0f} MiB, JVM {peaks.overall('jvm'):.0f} MiB, workers {peaks.overall('workers'):.0f} MiB)")
     print(f"reference one core     {ref['seconds']:7.1f} s  {ref['mb_per_s']:6.2f} MB/s  "
           f"(extract {ref['extract_s']:.1f} s, fingerprint {ref['fingerprint_s']:.1f} s, pairs {ref['pairs_s']:.1f} s; "
           f"pairs {ref['pairs']:,}, max_df {ref['max_df']})")

@@ -87,6 +87,8 @@ def _parser() -> argparse.ArgumentParser:
     sample.add_argument("out", metavar="OUT_DIR")
     sample.add_argument("--pages", type=int, default=300)
     sample.add_argument("--seed", type=int, default=2003)
+    sample.add_argument("--site-tag", default="", help="put the sites under news.TAG.sample.test ...: shards "
+                        "written with other seeds and tags add up to a larger crawl (bench/bench_scaling.py)")
     return p
 
 
@@ -455,7 +457,11 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
     if args.command == "sample":
         from .sample import write_sample
 
-        info = write_sample(args.out, pages=args.pages, seed=args.seed)
+        try:
+            info = write_sample(args.out, pages=args.pages, seed=args.seed, site_tag=args.site_tag)
+        except ValueError as exc:
+            print(f"webwinnow: error: {exc}", file=sys.stderr)
+            return 2
         print(f"webwinnow: sample crawl: {len(info['warc_files'])} WARC files, {info['html_pages']} HTML pages, "
               f"{info['planted_copies']} planted copies in {os.path.abspath(args.out)}")
         return 0

@@ -164,6 +164,29 @@ def test_seed_changes_output(generated, tmp_path):
     assert json.loads((tmp_path / "planted.json").read_text())["seed"] == 7
 
 
+def test_site_tag_moves_every_site_to_its_own_hosts(tmp_path):
+    """The scaling bench unions tagged crawls: no URL or host may collide with another tag's."""
+    summary = sample.write_sample(tmp_path, seed=11, pages=60, files=1, site_tag="s11")
+    planted = json.loads((tmp_path / "planted.json").read_text())
+    assert set(planted["hosts"].values()) == {
+        "news.s11.sample.test", "www.news.s11.sample.test", "docs.s11.sample.test",
+        "blog.s11.sample.test", "mirror.s11.sample.test"}
+    hosts, ips = Counter(), Counter()
+    with open(summary["warc_files"][0], "rb") as fh:
+        for rec in ArchiveIterator(fh):
+            uri = rec.rec_headers.get_header("WARC-Target-URI")
+            if uri:
+                hosts[uri.split("/")[2]] += 1
+            if rec.rec_headers.get_header("WARC-IP-Address"):
+                ips[rec.rec_headers.get_header("WARC-IP-Address")] += 1
+    assert hosts and all(h.endswith(".s11.sample.test") for h in hosts), hosts
+    assert ips  # tagged hosts keep their addresses
+    for copy in planted["copies"]:
+        assert ".s11.sample.test" in copy["src_url"] and ".s11.sample.test" in copy["dst_url"]
+    with pytest.raises(ValueError, match="site_tag"):
+        sample.write_sample(tmp_path / "bad", site_tag="a.b")
+
+
 def test_generation_is_fast(generated):
     _, _, elapsed = generated
     assert elapsed < 15  # about 1 s on a laptop core; generous for slow CI

@@ -27,7 +27,8 @@ from .sites import (
 
 
 class _Crawl:
-    def __init__(self, pages: int, seed: int, files: int):
+    def __init__(self, pages: int, seed: int, files: int, hosts: dict[str, str] = HOSTS):
+        self.hosts = hosts
         self.n_pages = pages
         self.seed = seed
         self.files = files
@@ -78,10 +79,10 @@ class _Crawl:
             title = lang.headline()
             path = f"/2003/04/{_slug(title)}.html"
             blocks = _blog_body(lang, date)
-        url = self._unique(f"http://{HOSTS[site]}{path}")
+        url = self._unique(f"http://{self.hosts[site]}{path}")
         page: dict[str, Any] = {
-            "id": len(self.pages), "site": site, "template": site, "host": HOSTS[site], "url": url,
-            "path": url.split(HOSTS[site], 1)[1], "title": title, "blocks": blocks,
+            "id": len(self.pages), "site": site, "template": site, "host": self.hosts[site], "url": url,
+            "path": url.split(self.hosts[site], 1)[1], "title": title, "blocks": blocks,
             "charset": "utf-8", "http_charset": True, "meta_charset": "utf-8" if site != "docs" else None,
             "transfer": None, "edited": f"{day} April 2003, at {10 + idx % 12}:{idx % 60:02d}",
             "file": rng.randrange(self.files), "role": None, "metadata": False,
@@ -207,9 +208,9 @@ class _Crawl:
                 dst = self._add_extra(src, "www." + src["host"], src["template"], src["path"])
                 dst["mirror_of"] = src["url"]
             elif k % 2 == 0:
-                dst = self._add_extra(src, HOSTS["mirror"], "mirror", f"/{src['host']}{src['path']}")
+                dst = self._add_extra(src, self.hosts["mirror"], "mirror", f"/{src['host']}{src['path']}")
             else:
-                dst = self._add_extra(src, HOSTS["blog"], "blog", f"/reposts/{_slug(src['title'])}.html")
+                dst = self._add_extra(src, self.hosts["blog"], "blog", f"/reposts/{_slug(src['title'])}.html")
             self._copy_record("mirror_exact", src, dst, text=None, normalized_length=self._main_nlen(src),
                               dst_style=dst["template"])
         for k in range(n):
@@ -217,9 +218,9 @@ class _Crawl:
             src["role"] = "mirror_src"
             blocks, edits, overlap = _edit_blocks(self.lang, src["blocks"], 0.1)
             if k % 2 == 0:
-                dst = self._add_extra(src, HOSTS["blog"], "blog", f"/reposts/{_slug(src['title'])}-edited.html", blocks)
+                dst = self._add_extra(src, self.hosts["blog"], "blog", f"/reposts/{_slug(src['title'])}-edited.html", blocks)
             else:
-                dst = self._add_extra(src, HOSTS["mirror"], "mirror", f"/edited/{src['host']}{src['path']}", blocks)
+                dst = self._add_extra(src, self.hosts["mirror"], "mirror", f"/edited/{src['host']}{src['path']}", blocks)
             self._copy_record("mirror_edited", src, dst, text=None, normalized_length=self._main_nlen(src),
                               dst_style=dst["template"], edited_sentences=edits, unchanged_share=overlap)
 
@@ -405,7 +406,7 @@ class _Crawl:
 
         rng = self.rng
         f = lambda k: k % self.files  # noqa: E731
-        news, docs = HOSTS["news"], HOSTS["docs"]
+        news, docs = self.hosts["news"], self.hosts["docs"]
         static = [
             (f(0), f"http://{news}/static/site.css", "text/css", _CSS.encode()),
             (f(1), f"http://{news}/static/logo.png", "image/png", _png()),

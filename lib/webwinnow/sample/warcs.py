@@ -20,8 +20,9 @@ from .planting import _Crawl
 class _Writer:
     """Writes one WARC file with deterministic record ids and dates, and counts records."""
 
-    def __init__(self, fh, ids: random.Random, counts: dict):
+    def __init__(self, fh, ids: random.Random, counts: dict, ips: dict[str, str]):
         self.w = WARCWriter(fh, gzip=True)
+        self.ips = ips
         self.ids = ids
         self.counts = counts
         self.info_id: str | None = None
@@ -46,8 +47,8 @@ class _Writer:
     def _hdrs(self, rid: str, date: int, url: str, extra=()) -> dict:
         host = url.split("/")[2]
         d = {"WARC-Record-ID": rid, "WARC-Date": _warc_date(date), "WARC-Warcinfo-ID": self.info_id}
-        if host in _IPS:
-            d["WARC-IP-Address"] = _IPS[host]
+        if host in self.ips:
+            d["WARC-IP-Address"] = self.ips[host]
         d.update(extra)
         return d
 
@@ -86,7 +87,7 @@ class _Writer:
         self._write(rec)
 
 
-def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3) -> dict:
+def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3, site_tag: str = "") -> dict:
     """Write the sample crawl into ``out_dir`` and return a summary.
 
     Writes ``files`` WARC files ``sample-00000.warc.gz`` ... and ``planted.json``. The output is
@@ -97,6 +98,10 @@ def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3)
     ``records_per_file``, ``html_pages`` (HTML 200 responses), ``http_responses`` (by kind),
     ``planted_copies`` (total), ``copies_by_kind``, ``passages_by_class``, ``copies_cross_file`` and
     ``bytes`` (total size of the WARC files).
+
+    ``site_tag`` (letters, digits and hyphens) puts the sites under other host names
+    (``news.TAG.sample.test`` ...): crawls written with other seeds and tags are other sites, so
+    their union grows like a crawl (more sites, the same share of copies and templates).
     """
     if pages < MIN_PAGES:
         raise ValueError(f"pages must be at least {MIN_PAGES}, got {pages}")
@@ -105,7 +110,14 @@ def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3)
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
 
-    crawl = _Crawl(pages, seed, files)
+    if site_tag and not all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in site_tag):
+        raise ValueError(f"site_tag must hold only ASCII letters, digits and hyphens, got {site_tag!r}")
+    def tagged(host: str) -> str:
+        return host.replace(".sample.test", f".{site_tag}.sample.test") if site_tag else host
+
+    hosts = {k: tagged(v) for k, v in HOSTS.items()}
+    ips = {tagged(h): ip for h, ip in _IPS.items()}
+    crawl = _Crawl(pages, seed, files, hosts)
     crawl.build()
     crawl.make_events()
 
@@ -123,11 +135,11 @@ def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3)
         paths.append(path)
         file_counts: dict[str, int] = {}
         with open(path, "wb") as fh:
-            w = _Writer(fh, ids, file_counts)
+            w = _Writer(fh, ids, file_counts, ips)
             w.warcinfo(name, f * _FILE_WINDOW, {
                 "software": "webwinnow-sample/1 (warcio)",
                 "format": "WARC File Format 1.0",
-                "isPartOf": f"webwinnow-sample-seed{seed}",
+                "isPartOf": f"webwinnow-sample-seed{seed}" + (f"-{site_tag}" if site_tag else ""),
                 "description": "Generated sample crawl with planted copies; see planted.json",
                 "robots": "ignore",
                 "hostname": "sample.test",
@@ -192,7 +204,7 @@ def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3)
         "normalization": "casefold, keep str.isalnum() characters",
         "length_classes": {k: list(v) for k, v in LENGTH_CLASSES.items()},
         "sentinels": {"script": SCRIPT_SENTINEL, "style": STYLE_SENTINEL},
-        "hosts": {**HOSTS, "news_www": "www." + HOSTS["news"]},
+        "hosts": {**hosts, "news_www": "www." + hosts["news"]},
         "special": crawl.special,
         "copies": copies,
     }
@@ -224,9 +236,10 @@ def main(argv=None) -> int:
     parser.add_argument("--pages", type=int, default=300, help=f"ordinary HTML pages (default 300, minimum {MIN_PAGES})")
     parser.add_argument("--seed", type=int, default=2003, help="RNG seed (default 2003)")
     parser.add_argument("--files", type=int, default=3, help="number of WARC files (default 3)")
+    parser.add_argument("--site-tag", default="", help="host names news.TAG.sample.test ... (default: none)")
     args = parser.parse_args(argv)
     try:
-        summary = write_sample(args.out_dir, pages=args.pages, seed=args.seed, files=args.files)
+        summary = write_sample(args.out_dir, pages=args.pages, seed=args.seed, files=args.files, site_tag=args.site_tag)
     except ValueError as exc:
         parser.error(str(exc))
     for path in summary["warc_files"]:
