@@ -209,8 +209,8 @@ def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3,
         "copies": copies,
     }
     planted_path = os.path.join(out_dir, "planted.json")
-    with open(planted_path, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(json.dumps(planted, ensure_ascii=False, indent=1) + "\n")
+    with open(planted_path, "w", encoding="utf-8", newline="\n") as out:
+        out.write(json.dumps(planted, ensure_ascii=False, indent=1) + "\n")
 
     return {
         "warc_files": paths,
