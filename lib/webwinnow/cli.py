@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -281,6 +282,27 @@ def _kernels_cached() -> bool:
         return True  # a Numba without this layout: say nothing rather than guess
 
 
+class _Background:
+    """fn(*args) in a thread; result() waits for it and raises what it raised."""
+
+    def __init__(self, fn, *args) -> None:
+        self._error: BaseException | None = None
+
+        def target() -> None:
+            try:
+                fn(*args)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
+                self._error = exc
+
+        self._thread = threading.Thread(target=target, name=getattr(fn, "__name__", "background"), daemon=True)
+        self._thread.start()
+
+    def result(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
 def _warm_kernels(console: Console) -> None:
     """Compile (or load) the kernels once in the driver, so the workers find them cached."""
     started = time.time()
@@ -376,11 +398,16 @@ def _run_in(plan: Plan, out: Path, console: Console) -> dict:
             summary = {**json.loads((out / "summary.json").read_text()), **summary}
         except ValueError:
             pass
-    _warm_kernels(console)
     started = time.time()
     timings: dict[str, float] = {}
+    # The kernels load (or compile, on a first run) while the JVM starts: both take seconds, and
+    # the driver only waits on the JVM's process then.
+    warming = _Background(_warm_kernels, console)
     console.say("starting Spark ...")
-    spark = build_session(cfg.spark, plan.args.master)
+    try:
+        spark = build_session(cfg.spark, plan.args.master)
+    finally:
+        warming.result()
     timings["spark_start"] = round(time.time() - started, 1)
     progress = Progress(spark, console)
     kept: list[str] = []
