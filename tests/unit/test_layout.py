@@ -34,11 +34,27 @@ def test_nothing_outside_the_stages_imports_pyspark():
     assert offenders == []
 
 
+def _package_imports(path) -> set[str]:
+    """The webwinnow modules a module imports relatively, as paths from the package root."""
+    here = path.relative_to(PACKAGE).parts[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = here[: len(here) - (node.level - 1)]
+            names = [node.module] if node.module else [a.name for a in node.names]
+            found |= {"/".join((*base, *n.split("."))) for n in names}
+    return found
+
+
 def test_the_algorithm_core_and_the_maths_have_no_io_layers():
     for folder in ("core", "analysis"):
         for p in (PACKAGE / folder).glob("*.py"):
             assert _imports(p) <= {"__future__", "numpy", "numba", "pyarrow", "math", "dataclasses", "typing",
                                    "collections", "functools", "unicodedata", "operator", "numbers"}, p
+            # within the package: each other, the argument checks, and the cross-process memo of
+            # derived tables (the disk counterpart of Numba's cache=True) -- no reader, writer or stage
+            assert {m for m in _package_imports(p) if not m.startswith(("core", "analysis"))} <= \
+                {"_checks", "diskcache"}, p
 
 
 def test_config_and_the_command_line_load_without_numba_or_pyarrow():

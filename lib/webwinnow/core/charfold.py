@@ -14,20 +14,14 @@ which every fingerprint table records, so hashes are reproducible across process
 running the same Unicode version.
 
 Building it walks all 1.1 M code points in Python (about a second of CPU), which every Spark
-Python worker would pay again; so the built table is kept on disk where Numba keeps the compiled
-kernels (``NUMBA_CACHE_DIR``, else ``__pycache__`` beside this file, else the user's cache
-folder), under a name holding the Unicode version and a digest of the code that builds it.
+Python worker would pay again; so the built table goes to ``webwinnow.diskcache`` (beside
+Numba's compiled kernels), under a name holding the Unicode version and the code that builds it.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import inspect
-import os
-import tempfile
 import unicodedata
-from pathlib import Path
 
 import numpy as np
 
@@ -66,64 +60,25 @@ def _build() -> tuple[np.ndarray, np.ndarray]:
     return fold, np.asarray(expand or [0], dtype=np.int32)
 
 
-def _cache_name() -> str:
-    code = "".join(inspect.getsource(f) for f in (is_kept, fold_char, _build))
-    digest = hashlib.sha256(f"{UNICODE_VERSION}\0{MAX_CODE_POINT}\0{code}".encode()).hexdigest()[:16]
-    return f"charfold-{UNICODE_VERSION}-{digest}.npz"
-
-
-def _cache_dirs() -> list[Path]:
-    dirs = [Path(os.environ["NUMBA_CACHE_DIR"])] if os.environ.get("NUMBA_CACHE_DIR") else []
-    dirs.append(Path(__file__).resolve().parent / "__pycache__")
-    dirs.append(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "webwinnow")
-    return dirs
-
-
-def _load(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            fold, expand = data["fold"], data["expand"]
-    except (OSError, KeyError, ValueError, EOFError):
-        return None  # absent, or a damaged file: build the table again
-    if fold.shape != (MAX_CODE_POINT + 1,) or fold.dtype != np.int32 or expand.dtype != np.int32 or expand.ndim != 1:
-        return None
-    return fold, expand
-
-
-def _store(folder: Path, name: str, fold: np.ndarray, expand: np.ndarray) -> bool:
-    """Write atomically (a temporary file renamed into place): workers may race to write it."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".charfold-", suffix=".npz", dir=folder)
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, fold=fold, expand=expand)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide it from other users of a shared cache
-        os.replace(tmp, folder / name)
-        return True
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        return False
-
-
 @functools.lru_cache(maxsize=1)
 def fold_table() -> tuple[np.ndarray, np.ndarray]:
-    """The (fold, expand) arrays: loaded from the on-disk cache, or built once and stored there."""
-    name = _cache_name()
-    dirs = _cache_dirs()
-    for folder in dirs:
-        found = _load(folder / name)
-        if found is not None:
-            return found
-    fold, expand = _build()
-    for folder in dirs:
-        if _store(folder, name, fold, expand):
-            break
-    return fold, expand
+    """The (fold, expand) arrays: loaded from the disk cache, or built once and stored there."""
+    from .. import diskcache  # the cross-process memo (like Numba's cache=True): no other I/O here
+
+    arrays = diskcache.cached(table_cache_name(), ("fold", "expand"),
+                              lambda: dict(zip(("fold", "expand"), _build())), _valid)
+    return arrays["fold"], arrays["expand"]
+
+
+def table_cache_name() -> str:
+    """The table's file name in the disk cache: the Unicode version and the building code in it."""
+    from .. import diskcache
+
+    return diskcache.cache_name(f"charfold-{UNICODE_VERSION}", UNICODE_VERSION, str(MAX_CODE_POINT),
+                                code=(is_kept, fold_char, _build))
+
+
+def _valid(arrays: dict[str, np.ndarray]) -> bool:
+    fold, expand = arrays["fold"], arrays["expand"]
+    return fold.shape == (MAX_CODE_POINT + 1,) and fold.dtype == np.int32 and expand.dtype == np.int32 \
+        and expand.ndim == 1 and len(expand) >= 1
