@@ -282,6 +282,15 @@ def _kernels_cached() -> bool:
         return True  # a Numba without this layout: say nothing rather than guess
 
 
+def _input_bytes(plan: Plan, out: Path) -> int:
+    """What the run's shuffles are sized by: the crawl files, or (for a stage run alone on an
+    output folder) the documents table they became."""
+    if plan.inputs:
+        return sum(max(f.size, 0) for f in plan.inputs)
+    documents = out / "documents"
+    return sum(p.stat().st_size for p in documents.rglob("*.parquet")) if documents.is_dir() else 0
+
+
 class _Background:
     """fn(*args) in a thread; result() waits for it and raises what it raised."""
 
@@ -386,7 +395,7 @@ def run_stages(plan: Plan, console: Console, capture: bool = False) -> dict:
 
 def _run_in(plan: Plan, out: Path, console: Console) -> dict:
     from .progress import Progress
-    from .stages._session import build_session
+    from .stages._session import build_session, size_shuffles
     from .tables import stamp_table
 
     cfg = plan.cfg
@@ -409,6 +418,7 @@ def _run_in(plan: Plan, out: Path, console: Console) -> dict:
     finally:
         warming.result()
     timings["spark_start"] = round(time.time() - started, 1)
+    summary["shuffle_partitions"] = size_shuffles(spark, _input_bytes(plan, out))
     progress = Progress(spark, console)
     kept: list[str] = []
     try:

@@ -102,7 +102,7 @@ class SparkConfig:
     master: str = "local[*]"
     app_name: str = "webwinnow"
     properties: str = ""  # a Spark .properties file; relative paths are relative to the TOML file
-    shuffle_partitions: int = 0  # 0: Spark's spark.sql.shuffle.partitions as configured
+    shuffle_partitions: int = 0  # 0: as configured for Spark, else one per core and per 64 MiB of input
     numba_cache_dir: str = ""  # where executors cache compiled kernels; "" = beside the package
 
 

@@ -56,3 +56,23 @@ def build_session(cfg: SparkConfig, master: str | None = None):
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(props.get("webwinnow.logLevel", "WARN"))
     return spark
+
+
+#: Crawl bytes (as stored, usually gzipped) per shuffle partition when nobody chose the count.
+SHUFFLE_INPUT_BYTES = 64 << 20
+
+
+def size_shuffles(spark, input_bytes: int) -> int:
+    """Set spark.sql.shuffle.partitions from the input size, unless it was set (spark-submit
+    --conf, a properties file, the config's shuffle_partitions); returns the count in force.
+
+    Spark's default of 200 (or any fixed count) costs a sample run seconds of tiny tasks and
+    gives a large crawl too few: one partition per core at least, and one per 64 MiB of crawl.
+    """
+    key = "spark.sql.shuffle.partitions"
+    if spark.sparkContext.getConf().contains(key):
+        return int(spark.conf.get(key))
+    cores = spark.sparkContext.defaultParallelism
+    count = max(cores, -(-max(input_bytes, 0) // SHUFFLE_INPUT_BYTES))
+    spark.conf.set(key, str(count))
+    return count

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -43,8 +44,13 @@ WINDOWS = pa.schema([
     ("doc_a", pa.int64()), ("doc_b", pa.int64()), ("side", pa.int32()), ("start", pa.int64()), ("open", pa.int32()),
     ("text", pa.string()), ("fp_pos", pa.list_(pa.int64())), ("fp_boilerplate", pa.list_(pa.bool_())),
 ])
-#: Window text per output batch of the window pass (Arrow string offsets are 32-bit).
-WINDOW_BATCH_BYTES = 1 << 28
+#: Window text per output batch of the window pass. Memory, not speed: a batch is copied on its
+#: way to the JVM, and its rows wait in the shuffle.
+WINDOW_BATCH_BYTES = 32 << 20
+#: Text normalized and fingerprinted per kernel call: the kernel holds about 30 bytes per character
+#: (offsets, hashes, selections), so a 2,000-document Arrow batch of long pages, taken whole, held
+#: gigabytes per worker (2.5 GiB on the docs corpus).
+TEXT_SLICE_BYTES = 16 << 20
 #: Rows per chunk of (pair, side) rows given to the span kernel: they carry texts.
 PAIR_CHUNK_ROWS = 3000
 #: PASSAGES rows, plus one `redo` row (and no passages) for a pair its windows could not settle.
@@ -58,13 +64,32 @@ def margin(cfg: RunConfig) -> int:
     return 4 * (cfg.winnow.w + cfg.winnow.k)
 
 
+def text_slices(batch: pa.RecordBatch, limit: int = TEXT_SLICE_BYTES) -> Iterator[pa.RecordBatch]:
+    """Zero-copy slices of batch holding about `limit` bytes of its text column each (a longer
+    text is a slice of its own)."""
+    offsets = np.asarray(pc.binary_length(batch.column("text")).fill_null(0), np.int64).cumsum()
+    first = 0
+    while first < batch.num_rows:
+        base = offsets[first - 1] if first else 0
+        last = int(np.searchsorted(offsets, base + limit, side="right"))
+        last = max(last, first + 1)
+        yield batch.slice(first, last - first)
+        first = last
+
+
 def window_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
     """WINDOWS rows for a batch of (doc_id, requests: [(doc_a, doc_b, side, lo, hi)], text).
 
-    The texts stay in Arrow's UTF-8 buffer: each is normalized once, the whole batch fingerprinted
-    in one kernel call, and the windows cut as byte ranges of the buffer (no Python string per
-    text or window). Output batches hold at most WINDOW_BATCH_BYTES of window text.
+    The texts stay in Arrow's UTF-8 buffer: each is normalized once, each slice of about
+    TEXT_SLICE_BYTES fingerprinted in one kernel call, and the windows cut as byte ranges of the
+    buffer (no Python string per text or window). Output batches hold at most WINDOW_BATCH_BYTES
+    of window text.
     """
+    for part in text_slices(batch):
+        yield from _slice_windows(part, cfg, boilerplate)
+
+
+def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
     w = cfg.winnow
     data, text_starts, text_ends = _text_buffers(batch.column("text"))
     fp = fingerprint_batch(batch.column("text"), w.k, w.w, w.robust, mod_p=w.mod_p)
