@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_extract.py
 	$(PY) bench/bench_pipeline.py --set $(BENCH_SET)
 	$(PY) bench/bench_peers.py --set $(BENCH_SET)
+	$(PY) bench/bench_scaling.py
 
 sample: $(SAMPLE)/planted.json
 
