@@ -414,11 +414,13 @@ def _run_in(plan: Plan, out: Path, console: Console) -> dict:
     warming = _Background(_warm_kernels, console)
     console.say("starting Spark ...")
     try:
-        spark = build_session(cfg.spark, plan.args.master)
+        spark, owned = build_session(cfg.spark, plan.args.master)
     finally:
         warming.result()
     timings["spark_start"] = round(time.time() - started, 1)
-    summary["shuffle_partitions"] = size_shuffles(spark, _input_bytes(plan, out))
+    summary["spark"] = {"master": spark.sparkContext.master, "app_id": spark.sparkContext.applicationId,
+                        "default_parallelism": spark.sparkContext.defaultParallelism,
+                        "shuffle_partitions": size_shuffles(spark, _input_bytes(plan, out))}
     progress = Progress(spark, console)
     kept: list[str] = []
     try:
@@ -447,7 +449,8 @@ def _run_in(plan: Plan, out: Path, console: Console) -> dict:
     finally:
         progress.stop()
         try:
-            spark.stop()
+            if owned:  # a notebook's session stays the notebook's
+                spark.stop()
         except Exception:  # stopping after an interrupt can fail in the JVM: the run is over anyway
             pass
     summary["seconds"] = round(time.time() - started, 1)

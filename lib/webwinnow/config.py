@@ -99,7 +99,7 @@ class PairsConfig:
 
 @dataclass(frozen=True)
 class SparkConfig:
-    master: str = "local[*]"
+    master: str = ""  # "": spark-submit's --master, else local[*] (run directly)
     app_name: str = "webwinnow"
     properties: str = ""  # a Spark .properties file; relative paths are relative to the TOML file
     shuffle_partitions: int = 0  # 0: as configured for Spark, else one per core and per 64 MiB of input

@@ -25,24 +25,24 @@ def read_properties(path: str | Path) -> dict[str, str]:
 
 
 def build_session(cfg: SparkConfig, master: str | None = None):
-    """A SparkSession whose Python workers run this interpreter (the venv), not whatever is on PATH.
+    """The SparkSession for a command, and whether the command owns it (and so stops it).
 
-    Without PYSPARK_PYTHON, executors start the system python and fail on a missing pyarrow.
+    Who decides what, in order: a session already active in this process (a notebook's) is used
+    as it is. Under spark-submit, its --master, --conf and properties files win: the config's
+    properties file only fills the keys it left unset, and a master is set only when the user
+    gave --master or the config's `spark.master`. Run directly, the properties file configures
+    the JVM pyspark launches, with `local[*]` unless a master was given.
+
+    Python workers run this interpreter unless PYSPARK_PYTHON (or spark.pyspark.python) says
+    otherwise: without it, executors start the system python and fail on a missing pyarrow.
     """
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.master(master or cfg.master).appName(cfg.app_name)
-    props = {
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.sql.session.timeZone": "UTC",
-        "spark.sql.parquet.compression.codec": "zstd",
-        "spark.python.worker.reuse": "true",
-    }
-    if cfg.properties:
-        props.update(read_properties(cfg.properties))
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    submitted = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # how spark-submit hands its JVM to Python
+    props = dict(read_properties(cfg.properties)) if cfg.properties else {}
     if cfg.shuffle_partitions:
         props["spark.sql.shuffle.partitions"] = str(cfg.shuffle_partitions)
     # Numba caches compiled kernels beside the package; where executors cannot write there
@@ -51,11 +51,42 @@ def build_session(cfg: SparkConfig, master: str | None = None):
     if cache_dir:
         os.environ.setdefault("NUMBA_CACHE_DIR", cache_dir)
         props.setdefault("spark.executorEnv.NUMBA_CACHE_DIR", cache_dir)
+    given = master or cfg.master
+    if submitted:
+        launched = _launched_conf()
+        props = {k: v for k, v in props.items() if k not in launched}
+        if not launched.get("spark.pyspark.python") and not os.environ.get("PYSPARK_PYTHON"):
+            os.environ["PYSPARK_PYTHON"] = sys.executable
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        props.setdefault("spark.app.name", cfg.app_name)
+        given = given or "local[*]"
+    builder = SparkSession.builder
+    if given:
+        builder = builder.master(given)
     for key, value in props.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(props.get("webwinnow.logLevel", "WARN"))
-    return spark
+    launched_now = spark.sparkContext.getConf()
+    for key, value in DEFAULTS.items():
+        if not launched_now.contains(key):
+            spark.conf.set(key, value)
+    return spark, True
+
+
+#: Runtime settings webwinnow takes when nobody chose otherwise (tables are written with zstd).
+DEFAULTS = {"spark.sql.parquet.compression.codec": "zstd"}
+
+
+def _launched_conf() -> dict[str, str]:
+    """The settings spark-submit gave the JVM it started (command line, properties files,
+    spark-defaults.conf), read before the SparkContext exists."""
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()
+    return dict(SparkConf().getAll())
 
 
 #: Crawl bytes (as stored, usually gzipped) per shuffle partition when nobody chose the count.

@@ -1,0 +1,55 @@
+"""spark-submit governs Spark: its --master and --conf reach the session; webwinnow's own
+settings only fill what it left unset, and --master after the script still wins."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paths import CONF, REPO
+
+pytestmark = pytest.mark.spark
+
+SUBMIT = Path(sys.executable).parent / "spark-submit"
+
+
+def _submit(spark_args: list[str], script_args: list[str], tmp_path: Path) -> dict:
+    if not SUBMIT.exists():
+        pytest.skip(f"{SUBMIT} is absent: pyspark's spark-submit is installed beside the interpreter")
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    out = tmp_path / "out"
+    done = subprocess.run([str(SUBMIT), *spark_args, str(REPO / "jobs" / "submit.py"), *script_args,
+                           "--out", str(out), "--conf", str(CONF), "-q"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_spark_submit_master_and_conf_reach_the_session(sample_dir, tmp_path):
+    summary = _submit(["--master", "local[1]", "--conf", "spark.sql.shuffle.partitions=3"],
+                      ["extract", str(sample_dir)], tmp_path)
+    assert summary["spark"]["master"] == "local[1]"  # not the config's local[*]
+    assert summary["spark"]["default_parallelism"] == 1
+    assert summary["spark"]["shuffle_partitions"] == 3  # spark-submit's, not sized from the input
+    assert summary["extract"]["parsed"] == 311
+
+
+def test_master_after_the_script_overrides_spark_submit(sample_dir, tmp_path):
+    summary = _submit(["--master", "local[1]"], ["extract", str(sample_dir), "--master", "local[2]"], tmp_path)
+    assert summary["spark"]["master"] == "local[2]"
+    assert summary["spark"]["shuffle_partitions"] == 2  # nobody set it: one per core at least
+
+
+def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
+    from webwinnow.cli import main
+
+    out = tmp_path / "direct"
+    assert main(["extract", str(sample_dir), "--out", str(out), "--conf", str(CONF), "-q"]) == 0
+    spark = json.loads((out / "summary.json").read_text())["spark"]
+    assert spark["master"] == "local[*]" and spark["default_parallelism"] == os.cpu_count()
