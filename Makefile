@@ -14,7 +14,9 @@ BENCH_SET ?= small
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: run test test-fast lint bench sample prereqs browser clean
+PACKAGE_ENV := dist/webwinnow-env.tar.gz
+
+.PHONY: run test test-fast lint bench sample prereqs browser clean package cluster-demo
 
 run: $(STAMP) $(if $(filter $(SAMPLE),$(INPUT)),$(SAMPLE)/planted.json)
 	$(VENV)/bin/webwinnow run $(INPUT) --out $(OUT) --conf $(CONF)
@@ -49,6 +51,17 @@ bench: $(STAMP)
 
 sample: $(SAMPLE)/planted.json
 
+# What a cluster needs: the wheel, and a packed virtualenv holding it and its native dependencies
+# (spark-submit --archives dist/webwinnow-env.tar.gz#env --conf spark.pyspark.python=./env/bin/python).
+package: $(PACKAGE_ENV)
+
+$(PACKAGE_ENV): $(STAMP) pyproject.toml $(shell git ls-files lib 2>/dev/null)
+	$(PY) tests/cluster/package.py
+
+# A Spark standalone cluster on this machine (a master, two workers) runs the whole pipeline
+# submitted with plain spark-submit and the packed environment; its tables must equal local mode's.
+cluster-demo: $(PACKAGE_ENV) $(SAMPLE)/planted.json
+	$(PY) tests/cluster/demo.py
 $(SAMPLE)/planted.json: $(STAMP) $(wildcard lib/webwinnow/sample/*.py)
 	$(VENV)/bin/webwinnow sample $(SAMPLE)
 
@@ -76,4 +89,4 @@ $(STAMP): pyproject.toml | prereqs
 	@touch $(STAMP)
 
 clean:
-	rm -rf out data/sample .pytest_cache .hypothesis
+	rm -rf out data/sample .pytest_cache .hypothesis build dist

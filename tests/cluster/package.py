@@ -1,0 +1,76 @@
+"""Build what a cluster needs: the wheel and a packed virtualenv (`make package`).
+
+    python tests/cluster/package.py
+
+Writes dist/webwinnow-VERSION-py3-none-any.whl and dist/webwinnow-env.tar.gz, for
+
+    spark-submit --archives dist/webwinnow-env.tar.gz#env --conf spark.pyspark.python=./env/bin/python ...
+
+A fresh virtualenv (build/package-env) gets the wheel and its dependencies from the package index.
+It then runs the pipeline once on a small sample crawl, so that Numba's compiled kernels and the
+normalization table are cached inside it, for exactly the signatures the stages use: executors
+unpack the archive into their work directory and load the kernels instead of compiling them
+(each executor would otherwise pay the compile once). venv-pack packs it without pyspark's jars:
+executors' JVMs bring their own Spark, and Python workers need only pyspark's Python code.
+
+venv-pack does not carry the interpreter: executors need the same Python at the same path as
+this machine's (as on this machine's standalone cluster, or nodes built from one image); a
+cluster of other machines wants conda-pack or a PEX instead (README, "On a cluster").
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = REPO / "build"
+DIST = REPO / "dist"
+ENV = BUILD / "package-env"
+ARCHIVE = DIST / "webwinnow-env.tar.gz"
+
+
+def _run(cmd: list, **kw) -> None:
+    print("package:", " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], check=True, **kw)
+
+
+def main() -> int:
+    started = time.time()
+    DIST.mkdir(exist_ok=True)
+    for old in DIST.glob("webwinnow-*.whl"):
+        old.unlink()  # ours: this script wrote it
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", DIST, REPO])
+    wheel = next(DIST.glob("webwinnow-*.whl"))
+    if ENV.exists():
+        shutil.rmtree(ENV)
+    base = getattr(sys, "_base_executable", sys.executable)  # the interpreter under this venv
+    _run([base, "-m", "venv", ENV])
+    _run([ENV / "bin" / "python", "-m", "pip", "install", "-q", "--upgrade", "pip"])
+    _run([ENV / "bin" / "python", "-m", "pip", "install", "-q", wheel])
+
+    warm = BUILD / "package-warmup"
+    if warm.exists():
+        shutil.rmtree(warm)
+    env = {"PATH": f"{ENV / 'bin'}:/usr/bin:/bin", "HOME": str(Path.home()),
+           "PYSPARK_PYTHON": str(ENV / "bin" / "python"), "PYSPARK_DRIVER_PYTHON": str(ENV / "bin" / "python")}
+    _run([ENV / "bin" / "webwinnow", "sample", warm / "crawl", "--pages", "60"], env=env, stdout=subprocess.DEVNULL)
+    _run([ENV / "bin" / "webwinnow", "run", warm / "crawl", "--out", warm / "out", "-q"], env=env,
+         stdout=subprocess.DEVNULL, cwd=warm)
+
+    _run([Path(sys.executable).parent / "venv-pack", "-p", ENV, "-o", ARCHIVE, "--force", "-q",
+          "--exclude", "lib/python*/site-packages/pyspark/jars/*",
+          "--exclude", "lib/python*/site-packages/pyspark/examples/*",
+          # packages' own test suites and C headers: never imported by a worker
+          "--exclude", "lib/python*/site-packages/*/tests/*",
+          "--exclude", "lib/python*/site-packages/pyarrow/include/*"])
+    print(f"package: {wheel.relative_to(REPO)}, {ARCHIVE.relative_to(REPO)} ({ARCHIVE.stat().st_size / 2**20:.0f} MiB) "
+          f"in {time.time() - started:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
