@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -282,6 +283,33 @@ def _kernels_cached() -> bool:
         return True  # a Numba without this layout: say nothing rather than guess
 
 
+_SAMPLE_FILE = re.compile(r"sample-\d{5}\.warc\.gz")
+
+
+def _clear_old_sample(out: Path) -> None:
+    """Let `webwinnow sample OUT` write only into a new or empty folder, or over a sample it wrote
+    before (whose WARC files it then removes, so none of an older, larger sample is left);
+    anything else raises ValueError, and nothing is touched."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} is a file: give a folder for the sample crawl")
+    names = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if not names:
+        return
+    foreign = [n for n in names if n != "planted.json" and not _SAMPLE_FILE.fullmatch(n)]
+    try:
+        planted = json.loads((out / "planted.json").read_text(encoding="utf-8"))
+        ours = isinstance(planted, dict) and {"seed", "pages", "copies"} <= planted.keys()
+    except (OSError, ValueError):
+        ours = False
+    if foreign or not ours:
+        shown = ", ".join((foreign or names)[:5]) + (" ..." if len(foreign or names) > 5 else "")
+        raise ValueError(f"{out} holds files that are not a webwinnow sample ({shown}): "
+                         "write the sample into a new or empty folder")
+    for name in names:
+        if _SAMPLE_FILE.fullmatch(name):
+            (out / name).unlink()
+
+
 def _input_bytes(plan: Plan, out: Path) -> int:
     """What the run's shuffles are sized by: the crawl files, or (for a stage run alone on an
     output folder) the documents table they became."""
@@ -498,6 +526,7 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
         from .sample import write_sample
 
         try:
+            _clear_old_sample(Path(args.out))
             info = write_sample(args.out, pages=args.pages, seed=args.seed, site_tag=args.site_tag)
         except ValueError as exc:
             print(f"webwinnow: error: {exc}", file=sys.stderr)

@@ -463,3 +463,32 @@ def test_small_crawl_still_has_every_class(tmp_path):
     summary = sample.write_sample(tmp_path, pages=sample.MIN_PAGES, files=1)
     assert min(summary["passages_by_class"].values()) >= 4
     assert len(summary["warc_files"]) == 1
+
+
+def test_sample_command_writes_only_into_new_empty_or_own_folders(tmp_path, capsys):
+    from webwinnow.cli import main
+
+    user = tmp_path / "mine"
+    user.mkdir()
+    (user / "notes.txt").write_text("keep me")
+    assert main(["sample", str(user), "--pages", "60"]) == 2
+    assert "not a webwinnow sample" in capsys.readouterr().err
+    assert [p.name for p in user.iterdir()] == ["notes.txt"] and (user / "notes.txt").read_text() == "keep me"
+
+    lookalike = tmp_path / "lookalike"
+    lookalike.mkdir()
+    (lookalike / "sample-00000.warc.gz").write_bytes(b"someone else's crawl")
+    assert main(["sample", str(lookalike), "--pages", "60"]) == 2  # no planted.json of ours
+    assert (lookalike / "sample-00000.warc.gz").read_bytes() == b"someone else's crawl"
+
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    assert main(["sample", str(afile)]) == 2 and afile.read_text() == "x"
+
+    ours = tmp_path / "ours"
+    assert main(["sample", str(ours), "--pages", "60"]) == 0
+    (ours / "sample-00007.warc.gz").write_bytes(b"left from a larger sample")  # a name the sample owns
+    assert main(["sample", str(ours), "--pages", "60", "--seed", "9"]) == 0
+    assert sorted(p.name for p in ours.iterdir()) == ["planted.json", "sample-00000.warc.gz",
+                                                      "sample-00001.warc.gz", "sample-00002.warc.gz"]
+    assert json.loads((ours / "planted.json").read_text())["seed"] == 9

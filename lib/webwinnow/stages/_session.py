@@ -91,6 +91,9 @@ def _launched_conf() -> dict[str, str]:
 
 #: Crawl bytes (as stored, usually gzipped) per shuffle partition when nobody chose the count.
 SHUFFLE_INPUT_BYTES = 64 << 20
+#: ... and at most this many: shuffle blocks grow as map tasks x partitions, and past some tens of
+#: thousands the driver's map-output tracking, not the data, is the cost (docs/scaling.md).
+MAX_AUTO_SHUFFLE_PARTITIONS = 20_000
 
 
 def size_shuffles(spark, input_bytes: int) -> int:
@@ -98,12 +101,13 @@ def size_shuffles(spark, input_bytes: int) -> int:
     --conf, a properties file, the config's shuffle_partitions); returns the count in force.
 
     Spark's default of 200 (or any fixed count) costs a sample run seconds of tiny tasks and
-    gives a large crawl too few: one partition per core at least, and one per 64 MiB of crawl.
+    gives a large crawl too few: one partition per core at least, one per 64 MiB of crawl, and
+    no more than MAX_AUTO_SHUFFLE_PARTITIONS.
     """
     key = "spark.sql.shuffle.partitions"
     if spark.sparkContext.getConf().contains(key):
         return int(spark.conf.get(key))
     cores = spark.sparkContext.defaultParallelism
-    count = max(cores, -(-max(input_bytes, 0) // SHUFFLE_INPUT_BYTES))
+    count = max(cores, min(MAX_AUTO_SHUFFLE_PARTITIONS, -(-max(input_bytes, 0) // SHUFFLE_INPUT_BYTES)))
     spark.conf.set(key, str(count))
     return count

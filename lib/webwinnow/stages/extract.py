@@ -51,13 +51,20 @@ def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, p
     def read_groups(batches):
         for batch in batches:
             maybe_fail("extract", inject)
-            for gid in batch.column(0).to_pylist():
-                for path, size in groups[gid]:
+            for paths, sizes in zip(batch.column("paths").to_pylist(), batch.column("sizes").to_pylist()):
+                for path, size in zip(paths, sizes):
                     yield from rows_to_batches(_counted(file_rows(path, extract_cfg), size, bytes_acc, records_acc))
 
-    # spark.range(n, numPartitions=n) puts exactly one group id in each partition.
-    ids = spark.range(len(groups), numPartitions=len(groups))
-    return ids.mapInArrow(read_groups, spark_schema(schemas.EXTRACT_ROWS)), len(groups)
+    return task_list(spark, groups).mapInArrow(read_groups, spark_schema(schemas.EXTRACT_ROWS)), len(groups)
+
+
+def task_list(spark: SparkSession, groups: list[list[tuple[str, int]]]) -> DataFrame:
+    """The extract stage's tasks as data: one row and one partition per group of input files
+    (group, paths, sizes), so the plan, the UI and `.show()` say which task reads what."""
+    rows = [(gid, [p for p, _ in g], [size for _, size in g]) for gid, g in enumerate(groups)]
+    # parallelize(n rows, n slices) puts exactly one row in each partition: one task per group
+    rdd = spark.sparkContext.parallelize(rows, max(1, len(rows)))
+    return spark.createDataFrame(rdd, "group long, paths array<string>, sizes array<long>")
 
 
 def _counted(rows, size: int, bytes_acc, records_acc):
