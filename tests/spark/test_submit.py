@@ -53,3 +53,21 @@ def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
     assert main(["extract", str(sample_dir), "--out", str(out), "--conf", str(CONF), "-q"]) == 0
     spark = json.loads((out / "summary.json").read_text())["spark"]
     assert spark["master"] == "local[*]" and spark["default_parallelism"] == os.cpu_count()
+
+
+def test_an_active_session_is_used_as_it_is_and_left_running(sample_dir, tmp_path):
+    """A notebook's session: its master stays, and the command does not stop it."""
+    from webwinnow.cli import main
+    from webwinnow.config import SparkConfig
+    from webwinnow.stages._session import build_session
+
+    spark, owned = build_session(SparkConfig(), "local[1]")
+    try:
+        out = tmp_path / "in-notebook"
+        assert main(["extract", str(sample_dir), "--out", str(out), "--conf", str(CONF), "-q"]) == 0
+        assert json.loads((out / "summary.json").read_text())["spark"]["master"] == "local[1]"
+        assert spark.range(3).count() == 3  # still running
+        again, owned_again = build_session(SparkConfig(), "local[2]")
+        assert again is spark and not owned_again
+    finally:
+        spark.stop()
