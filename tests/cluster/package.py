@@ -15,7 +15,7 @@ executors' JVMs bring their own Spark, and Python workers need only pyspark's Py
 
 venv-pack does not carry the interpreter: executors need the same Python at the same path as
 this machine's (as on this machine's standalone cluster, or nodes built from one image); a
-cluster of other machines wants conda-pack or a PEX instead (README, "On a cluster").
+cluster of other machines wants conda-pack or a PEX instead (README, "Running on a cluster").
 """
 
 from __future__ import annotations
