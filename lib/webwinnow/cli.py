@@ -77,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
     inputs = argparse.ArgumentParser(add_help=False)
     inputs.add_argument("inputs", nargs="+", metavar="INPUT",
                         help=".warc/.warc.gz/.arc/.arc.gz/.wet files, directories, globs, or a manifest of paths")
+    inputs.add_argument("--prefix", metavar="DIR",
+                        help="resolve a manifest's relative lines against DIR (e.g. a local mirror of Common Crawl's bucket)")
+    inputs.add_argument("--limit", type=int, metavar="N", help="read only the first N input files (in sorted order)")
+    inputs.add_argument("--sample", type=float, metavar="FRACTION",
+                        help="read about FRACTION of the input files, chosen by a hash of each file name (the same every run)")
     inputs.add_argument("--max-failed-ratio", type=float, metavar="R",
                         help="fail the run (exit 3, nothing published) when more than this share of input files fail (0.1)")
 
@@ -178,7 +183,8 @@ class Plan:
         if self.fresh:
             from .crawl.inputs import list_inputs
 
-            self.inputs = list_inputs(self.args.inputs)
+            self.inputs = list_inputs(self.args.inputs, prefix=self.args.prefix, limit=self.args.limit,
+                                      sample=self.args.sample)
             self.stage_inputs["extract"] = [(f.path, f.size, os.stat(f.path).st_mtime_ns) for f in self.inputs]
             protected = [f.path for f in self.inputs] + self.exclude + [os.path.abspath(c) for c in self.args.conf]
             check_replaceable(self.final, tables=TABLES, protected=protected, force=self.args.force)

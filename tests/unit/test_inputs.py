@@ -85,3 +85,45 @@ def test_groups_hold_whole_files_in_order():
     assert [[f.path for f in g] for g in groups] == [["/f0", "/f1"], ["/f2"], ["/f3", "/f4", "/f5", "/f6"]]
     assert [f for g in groups for f in g] == files
     assert len(group_inputs(files, target_bytes=10**9, max_files=3)) == 3
+
+
+def _crawl_files(folder, names):
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in names:
+        (folder / n).write_bytes(b"WARC/1.0\r\n")
+    return folder
+
+
+def test_manifest_prefix_limit_and_sample(tmp_path):
+    import gzip
+
+    from webwinnow.crawl.inputs import UserError, list_inputs, sampled
+
+    names = [f"CC-MAIN-{i:05d}.warc.gz" for i in range(200)]
+    mirror = _crawl_files(tmp_path / "mirror" / "crawl-data" / "warc", names)
+    manifest = tmp_path / "lists" / "warc.paths.gz"
+    manifest.parent.mkdir()
+    with gzip.open(manifest, "wt") as fh:
+        fh.write("".join(f"crawl-data/warc/{n}\n" for n in names))
+    with pytest.raises(UserError, match="do not exist"):
+        list_inputs([str(manifest)])  # relative to the manifest's folder: not there
+    everything = list_inputs([str(manifest)], prefix=str(tmp_path / "mirror"))
+    assert [f.path for f in everything] == [str(mirror / n) for n in names]
+    assert [f.path for f in list_inputs([str(manifest)], prefix=str(tmp_path / "mirror"), limit=3)] == \
+        [str(mirror / n) for n in names[:3]]
+    half = list_inputs([str(manifest)], prefix=str(tmp_path / "mirror"), sample=0.5)
+    assert 60 < len(half) < 140  # 200 files, fraction 0.5
+    assert [f.path for f in half] == [str(mirror / n) for n in names if sampled(n, 0.5)]
+    # the same files from another mirror and another listing: chosen by file name alone
+    other = _crawl_files(tmp_path / "other", names)
+    assert [os.path.basename(f.path) for f in list_inputs([str(other)], sample=0.5)] == \
+        [os.path.basename(f.path) for f in half]
+    # only the kept files must exist: a partial mirror is fine for a small slice
+    partial = _crawl_files(tmp_path / "partial" / "crawl-data" / "warc", names[:3])
+    assert len(list_inputs([str(manifest)], prefix=str(tmp_path / "partial"), limit=3)) == 3 and partial.exists()
+    for bad, message in (({"limit": 0}, "--limit"), ({"sample": 0.0}, "--sample"), ({"sample": 1.5}, "--sample"),
+                         ({"prefix": str(tmp_path / "absent")}, "--prefix"), ({"prefix": "s3://bucket/"}, "remote")):
+        with pytest.raises(UserError, match=message):
+            list_inputs([str(manifest)], **bad)
+    with pytest.raises(UserError, match="keeps none"):
+        list_inputs([str(mirror / names[0])], sample=1e-12)

@@ -4,13 +4,16 @@ Everything is checked here, before Spark starts: every path named must exist and
 A manifest is a text file (optionally gzipped, like Common Crawl's ``warc.paths.gz``) whose
 every line is a path of a crawl file (blank lines and ``#`` comments aside); relative lines are
 resolved against the manifest's folder. A text file that does not look like that is an error
-naming the line, never read as a list of paths by accident.
+naming the line, never read as a list of paths by accident. `--prefix` resolves relative lines
+against another folder (a local mirror of Common Crawl's bucket); `--sample F` and `--limit N`
+take a deterministic slice, and only the files kept must exist.
 """
 
 from __future__ import annotations
 
 import glob
 import gzip
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +72,9 @@ def _local(line: str, base: Path) -> str:
     return line if os.path.isabs(line) else str(base / line)
 
 
-def _expand(spec: str, missing: list[str]) -> list[str]:
+def _expand(spec: str, missing: list[str], prefix: str | None = None) -> list[tuple[str, str]]:
+    """(path, where it was named) for every crawl file spec names; manifest lines are not yet
+    checked for existence (a sample or limit keeps only some of them)."""
     if "://" in spec and not spec.startswith("file://"):
         _local(spec, Path("."))
     spec = spec[len("file://"):] if spec.startswith("file://") else spec
@@ -78,35 +83,41 @@ def _expand(spec: str, missing: list[str]) -> list[str]:
         found = sorted(p for p in glob.glob(spec, recursive=True) if os.path.isfile(p) and is_crawl_file(p))
         if not found:
             raise UserError(f"{spec!r} names no .warc/.warc.gz/.arc/.arc.gz/.wet file: check the path or glob")
-        return found
+        return [(f, "") for f in found]
     if path.is_dir():
         found = sorted(str(p) for p in path.rglob("*") if p.is_file() and is_crawl_file(p.name))
         if not found:
             raise UserError(f"{spec}: the folder holds no .warc/.warc.gz/.arc/.arc.gz/.wet file")
-        return found
+        return [(f, "") for f in found]
     if not path.exists():
         missing.append(spec)
         return []
     if not path.is_file():
         raise UserError(f"input {spec} is not a regular file or folder")
     if is_crawl_file(path.name):
-        return [spec]
+        return [(spec, "")]
     lines = _manifest_lines(path)
     if lines is None:
         raise UserError(f"input {spec} is neither a crawl file (.warc, .warc.gz, .arc, .arc.gz, .wet, .wet.gz) "
                         "nor a manifest (a text file whose every line is the path of one)")
-    out: list[str] = []
-    for line in lines:
-        local = _local(line, path.parent)
-        if os.path.isfile(local):
-            out.append(local)
-        else:
-            missing.append(f"{local} (listed in {spec})")
-    return out
+    base = Path(prefix) if prefix else path.parent
+    return [(_local(line, base), spec) for line in lines]
 
 
-def list_inputs(specs: list[str] | tuple[str, ...]) -> list[InputFile]:
+def sampled(name: str, fraction: float) -> bool:
+    """Whether a file belongs to a FRACTION sample: decided by a hash of its file name alone, so
+    the same files are chosen on every run, on every mirror of the crawl, whatever else is listed."""
+    digest = hashlib.sha256(os.path.basename(name).encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") < fraction * 2**64
+
+
+def list_inputs(specs: list[str] | tuple[str, ...], prefix: str | None = None, limit: int | None = None,
+                sample: float | None = None) -> list[InputFile]:
     """Every crawl file the specs name, absolute, deduplicated, sorted (so ids and tasks are stable).
+
+    prefix: what relative manifest lines are resolved against (default: the manifest's folder),
+    e.g. the local mirror of Common Crawl's bucket for the lines of its warc.paths.gz.
+    sample: keep about this fraction of the files (by `sampled`); limit: then the first N.
 
     Raises UserError (a ValueError) when nothing is named, when a path does not exist or cannot
     be read, when a glob or folder holds no crawl file, when a text file is not a manifest, and
@@ -114,18 +125,37 @@ def list_inputs(specs: list[str] | tuple[str, ...]) -> list[InputFile]:
     """
     if not specs:
         raise UserError("no input given: pass WARC/ARC/WET files, directories, globs or a manifest of paths")
+    if limit is not None and limit < 1:
+        raise UserError(f"--limit must be at least 1, got {limit}")
+    if sample is not None and not 0 < sample <= 1:
+        raise UserError(f"--sample must be a fraction in (0, 1], got {sample}")
+    if prefix is not None and "://" in prefix and not prefix.startswith("file://"):
+        raise UserError(f"--prefix {prefix}: remote inputs are not supported yet; give a local folder")
+    if prefix is not None:
+        prefix = prefix[len("file://"):] if prefix.startswith("file://") else prefix
+        if not os.path.isdir(prefix):
+            raise UserError(f"--prefix {prefix} is not a folder: give the folder relative manifest lines are under")
     found: dict[str, InputFile] = {}
     missing: list[str] = []
+    named: dict[str, str] = {}
     for spec in specs:
-        for p in _expand(str(spec), missing):
-            absolute = os.path.abspath(p)
-            if not os.access(absolute, os.R_OK):
-                raise UserError(f"input {p} cannot be read (permission denied): fix its permissions")
-            found[absolute] = InputFile(absolute, os.path.getsize(absolute))
+        for p, listed_in in _expand(str(spec), missing, prefix):
+            if sample is None or sampled(p, sample):
+                named.setdefault(os.path.abspath(p), listed_in)
+    # the limit takes the first N in sorted order: the same files whatever order they were named in
+    for absolute in sorted(named)[:limit] if limit else sorted(named):
+        if not os.path.isfile(absolute):
+            missing.append(f"{absolute} (listed in {named[absolute]})" if named[absolute] else absolute)
+            continue
+        if not os.access(absolute, os.R_OK):
+            raise UserError(f"input {absolute} cannot be read (permission denied): fix its permissions")
+        found[absolute] = InputFile(absolute, os.path.getsize(absolute))
     if missing:
         shown = "; ".join(missing[:_SHOWN]) + (f"; and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else "")
         raise UserError(f"{len(missing)} input path{'s do' if len(missing) > 1 else ' does'} not exist: {shown}")
     files = sorted(found.values())
+    if not files and not missing:
+        raise UserError(f"--sample {sample} keeps none of the inputs: take a larger fraction")
     if files and all(f.path.lower().endswith(WAT_SUFFIXES) for f in files):
         raise UserError("every input is a WAT file (metadata records, no page text): give the WARC files, "
                         "or the WET files for their extracted text")
