@@ -26,7 +26,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, storage
 from .config import RunConfig, default_config_files, load_config
 from .console import Console
 from .errors import TooManyFailures, UserError, environment_failure
@@ -185,8 +185,8 @@ class Plan:
 
             self.inputs = list_inputs(self.args.inputs, prefix=self.args.prefix, limit=self.args.limit,
                                       sample=self.args.sample)
-            self.stage_inputs["extract"] = [(f.path, f.size, os.stat(f.path).st_mtime_ns) for f in self.inputs]
-            protected = [f.path for f in self.inputs] + self.exclude + [os.path.abspath(c) for c in self.args.conf]
+            self.stage_inputs["extract"] = [(f.path, f.size, f.mtime_ns) for f in self.inputs]
+            protected = [f.path for f in self.inputs if not storage.is_uri(f.path)] + self.exclude + [os.path.abspath(c) for c in self.args.conf]
             check_replaceable(self.final, tables=TABLES, protected=protected, force=self.args.force)
             for other in (self.staging, self.trash):
                 check_own_or_absent(other, TABLES)

@@ -56,12 +56,11 @@ def test_a_text_file_is_a_manifest_only_when_every_line_names_a_crawl_file(crawl
         list_inputs([str(notes)])
 
 
-def test_remote_and_odd_inputs_are_refused(crawl):
-    with pytest.raises(UserError, match="remote inputs are not supported yet"):
-        list_inputs(["s3://bucket/crawl.warc.gz"])
+def test_unknown_stores_and_odd_inputs_are_refused(crawl):
     manifest = crawl / "remote.paths"
     manifest.write_text("https://data.commoncrawl.org/crawl-data/x.warc.gz\n")
-    with pytest.raises(UserError, match="remote inputs are not supported yet"):
+    with pytest.raises(UserError, match=r"^input https://data.commoncrawl.org/: https:// is not a store webwinnow "
+                                        r"reads .*: download the files, or name them on one of those$"):
         list_inputs([str(manifest)])
     (crawl / "page.html").write_text("<html></html>")
     with pytest.raises(UserError, match="neither a crawl file"):
@@ -122,8 +121,32 @@ def test_manifest_prefix_limit_and_sample(tmp_path):
     partial = _crawl_files(tmp_path / "partial" / "crawl-data" / "warc", names[:3])
     assert len(list_inputs([str(manifest)], prefix=str(tmp_path / "partial"), limit=3)) == 3 and partial.exists()
     for bad, message in (({"limit": 0}, "--limit"), ({"sample": 0.0}, "--sample"), ({"sample": 1.5}, "--sample"),
-                         ({"prefix": str(tmp_path / "absent")}, "--prefix"), ({"prefix": "s3://bucket/"}, "remote")):
+                         ({"prefix": str(tmp_path / "absent")}, "--prefix"), ({"prefix": "ftp://host/"}, "not a store")):
         with pytest.raises(UserError, match=message):
             list_inputs([str(manifest)], **bad)
     with pytest.raises(UserError, match="keeps none"):
         list_inputs([str(mirror / names[0])], sample=1e-12)
+
+
+def test_locations_are_canonical_whatever_their_spelling(tmp_path):
+    from webwinnow import storage
+
+    assert storage.canonical(f"file://{tmp_path}/a.warc") == f"{tmp_path}/a.warc"
+    assert storage.canonical(f"file://localhost{tmp_path}/a.warc") == f"{tmp_path}/a.warc"
+    assert storage.canonical("s3a://bucket/x/a.warc.gz") == storage.canonical("s3n://bucket/x/a.warc.gz") \
+        == "s3://bucket/x/a.warc.gz"
+    assert storage.canonical("GS://b/k") == "gs://b/k"
+    assert storage.join("s3://commoncrawl/", "crawl-data/a.warc.gz") == "s3://commoncrawl/crawl-data/a.warc.gz"
+    assert storage.join("s3://b/lists", "s3a://c/a.warc") == "s3://c/a.warc"
+    assert storage.join(str(tmp_path), "a/b.warc") == f"{tmp_path}/a/b.warc"
+    assert storage.parent("s3://b/x/y/a.warc") == "s3://b/x/y" and storage.basename("s3://b/x/a.warc") == "a.warc"
+
+
+def test_globs_match_within_a_segment_and_double_stars_across(crawl):
+    (crawl / "a" / ".hidden.warc").write_bytes(b"x")
+    names = lambda pattern: [os.path.relpath(f.path, crawl) for f in list_inputs([str(crawl / pattern)])]  # noqa: E731
+    assert names("a/*.warc*") == ["a/1.warc.gz", "a/3.warc"]  # not a/deep/2.arc, not the dot file
+    assert names("a/**/*.arc") == ["a/deep/2.arc"]
+    assert names("**/*.arc*") == ["a/deep/2.arc", "b.arc.gz"]
+    assert names("a/.h*") == ["a/.hidden.warc"]
+    assert names("?.arc.gz") == ["b.arc.gz"]

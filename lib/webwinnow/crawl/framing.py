@@ -28,6 +28,8 @@ from typing import IO
 
 from warcio.archiveiterator import ArchiveIterator
 
+from .. import storage
+
 # warcio logs invalid target URIs with the URI itself, which after damage is page text: logs and
 # the ledger must never hold page content. Our own checks say what was wrong.
 logging.getLogger("warcio").setLevel(logging.CRITICAL)
@@ -324,7 +326,7 @@ def iter_file(path: str, *, max_body: int, max_member: int) -> Iterator[RawRecor
 
     Raises OSError only when the file cannot be opened or read; everything else is records.
     """
-    with open(path, "rb") as fh:
+    with storage.open_input(path) as fh:
         head = fh.read(3)
         if not head:
             return

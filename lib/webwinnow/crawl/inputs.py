@@ -1,35 +1,40 @@
 """Input listing: files, directories, globs and manifests of crawl files, resolved once on the driver.
 
 Everything is checked here, before Spark starts: every path named must exist and be readable.
-A manifest is a text file (optionally gzipped, like Common Crawl's ``warc.paths.gz``) whose
+Paths are local or URIs of any store `webwinnow.storage` reaches (s3://, gs://, hdfs://). A manifest is a text file (optionally gzipped, like Common Crawl's ``warc.paths.gz``) whose
 every line is a path of a crawl file (blank lines and ``#`` comments aside); relative lines are
 resolved against the manifest's folder. A text file that does not look like that is an error
 naming the line, never read as a list of paths by accident. `--prefix` resolves relative lines
-against another folder (a local mirror of Common Crawl's bucket); `--sample F` and `--limit N`
+against another folder (``s3://commoncrawl/`` or a local mirror of it); `--sample F` and `--limit N`
 take a deterministic slice, and only the files kept must exist.
 """
 
 from __future__ import annotations
 
-import glob
 import gzip
 import hashlib
-import os
+import io
+from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
+from .. import storage
 from ..errors import UserError
 
 CRAWL_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wat", ".wat.gz", ".wet", ".wet.gz")
 WAT_SUFFIXES = (".wat", ".wat.gz")
 WET_SUFFIXES = (".wet", ".wet.gz")
 _SHOWN = 5
+#: Files of one folder checked with one listing of it rather than one question each (on an
+#: object store, a listing is one request per thousand names).
+_LIST_FROM = 8
+_MANIFEST_MAX = 64 << 20
 
 
 @dataclass(frozen=True, order=True)
 class InputFile:
-    path: str  # absolute path: also what document ids are derived from
+    path: str  # an absolute path or a canonical URI: also what document ids are derived from
     size: int
+    mtime_ns: int | None = None
 
 
 def is_crawl_file(name: str) -> bool:
@@ -41,16 +46,15 @@ def is_wet(name: str) -> bool:
     return name.lower().endswith(WET_SUFFIXES)
 
 
-def _manifest_lines(path: Path) -> list[str] | None:
+def _manifest_lines(name: str) -> list[str] | None:
     """The paths a manifest lists, or None when the file is not a manifest of crawl files."""
     try:
-        if path.name.lower().endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
-                lines = fh.read(64 << 20).splitlines()
-        else:
-            with open(path, encoding="utf-8") as fh:
-                lines = fh.read(64 << 20).splitlines()
-    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
+        head = storage.read_head(name, _MANIFEST_MAX)
+        if name.lower().endswith(".gz"):
+            with gzip.GzipFile(fileobj=io.BytesIO(head)) as fh:
+                head = fh.read(_MANIFEST_MAX)
+        lines = head.decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError, EOFError):  # gzip.BadGzipFile is an OSError
         return None
     out = []
     for raw in lines:
@@ -63,60 +67,81 @@ def _manifest_lines(path: Path) -> list[str] | None:
     return out or None
 
 
-def _local(line: str, base: Path) -> str:
-    if line.startswith("file://"):
-        return line[len("file://"):]
-    if "://" in line:
-        raise UserError(f"{line}: remote inputs are not supported yet; download the files or mount the "
-                        "store and list local paths")
-    return line if os.path.isabs(line) else str(base / line)
+def _info(name: str) -> storage.Entry | None:
+    try:
+        return storage.info(name)
+    except storage.StorageError as exc:
+        raise UserError(f"input {exc}") from None
 
 
-def _expand(spec: str, missing: list[str], prefix: str | None = None) -> list[tuple[str, str]]:
-    """(path, where it was named) for every crawl file spec names; manifest lines are not yet
-    checked for existence (a sample or limit keeps only some of them)."""
-    if "://" in spec and not spec.startswith("file://"):
-        _local(spec, Path("."))
-    spec = spec[len("file://"):] if spec.startswith("file://") else spec
-    path = Path(spec)
-    if any(ch in spec for ch in "*?["):
-        found = sorted(p for p in glob.glob(spec, recursive=True) if os.path.isfile(p) and is_crawl_file(p))
+def _expand(spec: str, prefix: str | None = None) -> list[tuple[str, str, storage.Entry | None]]:
+    """(location, where it was named, what is there if known) for every crawl file spec names;
+    manifest lines are not checked yet (a sample or limit keeps only some of them)."""
+    if storage.has_glob(spec):
+        try:
+            found = [e for e in storage.glob(spec) if is_crawl_file(e.name)]
+        except storage.StorageError as exc:
+            raise UserError(f"input {exc}") from None
         if not found:
             raise UserError(f"{spec!r} names no .warc/.warc.gz/.arc/.arc.gz/.wet file: check the path or glob")
-        return [(f, "") for f in found]
-    if path.is_dir():
-        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and is_crawl_file(p.name))
+        return [(e.name, "", e) for e in found]
+    entry = _info(spec)
+    if entry is None:
+        return [(storage.canonical(spec), "", None)]
+    if entry.is_dir:
+        try:
+            found = [e for e in storage.walk(spec) if not e.is_dir and is_crawl_file(storage.basename(e.name))]
+        except storage.StorageError as exc:
+            raise UserError(f"input {exc}") from None
         if not found:
             raise UserError(f"{spec}: the folder holds no .warc/.warc.gz/.arc/.arc.gz/.wet file")
-        return [(f, "") for f in found]
-    if not path.exists():
-        missing.append(spec)
-        return []
-    if not path.is_file():
+        return [(e.name, "", e) for e in found]
+    if entry.size < 0:
         raise UserError(f"input {spec} is not a regular file or folder")
-    if is_crawl_file(path.name):
-        return [(spec, "")]
-    lines = _manifest_lines(path)
+    if is_crawl_file(storage.basename(spec)):
+        return [(entry.name, "", entry)]
+    lines = _manifest_lines(entry.name)
     if lines is None:
         raise UserError(f"input {spec} is neither a crawl file (.warc, .warc.gz, .arc, .arc.gz, .wet, .wet.gz) "
                         "nor a manifest (a text file whose every line is the path of one)")
-    base = Path(prefix) if prefix else path.parent
-    return [(_local(line, base), spec) for line in lines]
+    base = prefix or storage.parent(entry.name)
+    return [(storage.join(base, line), spec, None) for line in lines]
 
 
 def sampled(name: str, fraction: float) -> bool:
     """Whether a file belongs to a FRACTION sample: decided by a hash of its file name alone, so
     the same files are chosen on every run, on every mirror of the crawl, whatever else is listed."""
-    digest = hashlib.sha256(os.path.basename(name).encode("utf-8", "surrogatepass")).digest()
+    digest = hashlib.sha256(storage.basename(name).encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:8], "big") < fraction * 2**64
+
+
+def _look_up(names: list[str]) -> dict[str, storage.Entry | None]:
+    """What is at each location: one listing per folder holding many of them, else one question each."""
+    by_folder: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        by_folder[storage.parent(name)].append(name)
+    found: dict[str, storage.Entry | None] = {}
+    for folder, members in sorted(by_folder.items()):
+        if len(members) >= _LIST_FROM:
+            try:
+                listed = {e.name: e for e in storage.walk(folder, recursive=False)} \
+                    if _info(folder) is not None else {}
+            except storage.StorageError as exc:
+                raise UserError(f"input {exc}") from None
+            found.update({m: listed.get(m) for m in members})
+        else:
+            found.update({m: _info(m) for m in members})
+    return found
 
 
 def list_inputs(specs: list[str] | tuple[str, ...], prefix: str | None = None, limit: int | None = None,
                 sample: float | None = None) -> list[InputFile]:
     """Every crawl file the specs name, absolute, deduplicated, sorted (so ids and tasks are stable).
 
-    prefix: what relative manifest lines are resolved against (default: the manifest's folder),
-    e.g. the local mirror of Common Crawl's bucket for the lines of its warc.paths.gz.
+    Specs and prefix are local paths or URIs of any store pyarrow.fs reaches (s3://, gs://,
+    hdfs://; s3a:// is read as s3://). prefix: what relative manifest lines are resolved against
+    (default: the manifest's folder), e.g. s3://commoncrawl/ or a local mirror of it for the
+    lines of Common Crawl's warc.paths.gz.
     sample: keep about this fraction of the files (by `sampled`); limit: then the first N.
 
     Raises UserError (a ValueError) when nothing is named, when a path does not exist or cannot
@@ -129,34 +154,37 @@ def list_inputs(specs: list[str] | tuple[str, ...], prefix: str | None = None, l
         raise UserError(f"--limit must be at least 1, got {limit}")
     if sample is not None and not 0 < sample <= 1:
         raise UserError(f"--sample must be a fraction in (0, 1], got {sample}")
-    if prefix is not None and "://" in prefix and not prefix.startswith("file://"):
-        raise UserError(f"--prefix {prefix}: remote inputs are not supported yet; give a local folder")
     if prefix is not None:
-        prefix = prefix[len("file://"):] if prefix.startswith("file://") else prefix
-        if not os.path.isdir(prefix):
+        entry = _info(prefix)
+        if entry is None and not storage.is_uri(storage.canonical(prefix)) or entry is not None and not entry.is_dir:
             raise UserError(f"--prefix {prefix} is not a folder: give the folder relative manifest lines are under")
-    found: dict[str, InputFile] = {}
-    missing: list[str] = []
-    named: dict[str, str] = {}
+        prefix = storage.canonical(prefix)
+    named: dict[str, tuple[str, storage.Entry | None]] = {}
     for spec in specs:
-        for p, listed_in in _expand(str(spec), missing, prefix):
-            if sample is None or sampled(p, sample):
-                named.setdefault(os.path.abspath(p), listed_in)
+        for name, listed_in, entry in _expand(str(spec), prefix):
+            if sample is None or sampled(name, sample):
+                named.setdefault(name, (listed_in, entry))
     # the limit takes the first N in sorted order: the same files whatever order they were named in
-    for absolute in sorted(named)[:limit] if limit else sorted(named):
-        if not os.path.isfile(absolute):
-            missing.append(f"{absolute} (listed in {named[absolute]})" if named[absolute] else absolute)
+    kept = sorted(named)[:limit] if limit else sorted(named)
+    looked_up = _look_up([n for n in kept if named[n][1] is None])
+    found: list[InputFile] = []
+    missing: list[str] = []
+    for name in kept:
+        listed_in, entry = named[name]
+        entry = entry or looked_up.get(name)
+        if entry is None or entry.is_dir:
+            missing.append(f"{name} (listed in {listed_in})" if listed_in else name)
             continue
-        if not os.access(absolute, os.R_OK):
-            raise UserError(f"input {absolute} cannot be read (permission denied): fix its permissions")
-        found[absolute] = InputFile(absolute, os.path.getsize(absolute))
+        if not storage.readable(name):
+            raise UserError(f"input {name} cannot be read (permission denied): fix its permissions")
+        found.append(InputFile(name, entry.size, entry.mtime_ns))
     if missing:
         shown = "; ".join(missing[:_SHOWN]) + (f"; and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else "")
         raise UserError(f"{len(missing)} input path{'s do' if len(missing) > 1 else ' does'} not exist: {shown}")
-    files = sorted(found.values())
-    if not files and not missing:
+    files = sorted(found)
+    if not files:
         raise UserError(f"--sample {sample} keeps none of the inputs: take a larger fraction")
-    if files and all(f.path.lower().endswith(WAT_SUFFIXES) for f in files):
+    if all(f.path.lower().endswith(WAT_SUFFIXES) for f in files):
         raise UserError("every input is a WAT file (metadata records, no page text): give the WARC files, "
                         "or the WET files for their extracted text")
     return files

@@ -13,7 +13,6 @@ parsed + skipped + failed + flagged = records_seen. Nothing here raises on bad i
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -21,7 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .. import schemas
+from .. import schemas, storage
 from ..config import ExtractConfig
 from ..text.html2text import HtmlRejected, html_to_text
 from ..text.tagstrip import strip_tags_text
@@ -202,9 +201,10 @@ def file_rows(path: str, cfg: ExtractConfig) -> Iterator[dict]:
 
 def _size(path: str) -> int:
     try:
-        return os.path.getsize(path)
+        entry = storage.info(path)
     except OSError:
         return -1
+    return entry.size if entry is not None else -1
 
 
 #: A target URI worth keeping: a scheme, then no whitespace, quotes or angle brackets. After

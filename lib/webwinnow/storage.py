@@ -1,0 +1,213 @@
+"""Where crawl files live: one filesystem layer for local disks and object stores.
+
+A location is a local path or a URI (``file://``, ``s3://``, ``gs://``, ``hdfs://``, ...).
+pyarrow.fs picks the filesystem from the URI (credentials and endpoints from the standard
+variables: ``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``GOOGLE_APPLICATION_CREDENTIALS`` ...),
+so no code here knows one store from another. Hadoop's spellings of S3 (``s3a://``,
+``s3n://``) name the same objects as ``s3://`` and are read as that, so a crawl gets the same
+document ids whichever spelling a manifest uses. Local files stay plain absolute paths.
+
+The driver lists and checks inputs with it; executors open crawl files with it (no Hadoop
+connector needed to read a crawl). pyarrow is imported on first use: the command line loads
+without it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import io
+import os
+import re
+from dataclasses import dataclass
+from typing import IO, Any
+
+#: Hadoop's connector names for stores pyarrow knows by another scheme.
+_ALIASES = {"s3a": "s3", "s3n": "s3"}
+_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)(.*)$")
+_GLOB = re.compile(r"[*?\[]")
+#: Reads from an object store are ranged GETs: big buffers make few of them.
+_REMOTE_BUFFER = 8 << 20
+_ADVICE = ": check the location and the store's credentials"
+
+
+class StorageError(OSError):
+    """A location that cannot be listed or read; the message names it and says why."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str  # an absolute local path or a canonical URI
+    size: int
+    mtime_ns: int | None
+    is_dir: bool = False
+
+
+def is_uri(name: str) -> bool:
+    return _URI.match(name) is not None
+
+
+def canonical(name: str) -> str:
+    """A local path made absolute (``file://`` dropped), or a URI with Hadoop's aliases resolved."""
+    m = _URI.match(name)
+    if not m:
+        return os.path.abspath(name)
+    scheme, authority, rest = m.groups()
+    scheme = scheme.lower()
+    if scheme == "file":
+        return os.path.abspath(rest if authority in ("", "localhost") else authority + rest)
+    return f"{_ALIASES.get(scheme, scheme)}://{authority}{rest}"
+
+
+def is_local(name: str) -> bool:
+    return not is_uri(canonical(name))
+
+
+def join(base: str, relative: str) -> str:
+    """relative (a manifest line) under base (a folder path or URI)."""
+    if is_uri(relative) or os.path.isabs(relative):
+        return canonical(relative)
+    base = canonical(base)
+    return base.rstrip("/") + "/" + relative if is_uri(base) else os.path.join(base, relative)
+
+
+def parent(name: str) -> str:
+    name = canonical(name)
+    if not is_uri(name):
+        return os.path.dirname(name)
+    scheme, authority, rest = _URI.match(name).groups()  # type: ignore[union-attr]
+    return f"{scheme}://{authority}{rest.rstrip('/').rsplit('/', 1)[0]}"
+
+
+def basename(name: str) -> str:
+    return canonical(name).rstrip("/").rsplit("/", 1)[-1]
+
+
+@functools.lru_cache(maxsize=64)
+def _root(scheme: str, authority: str) -> tuple[Any, str]:
+    """The filesystem of scheme://authority and the pyarrow path of its root ("bucket", "/", ...).
+    Cached: building one may ask the store a question (an S3 bucket's region)."""
+    import pyarrow.fs as pafs
+
+    try:
+        fs, root = pafs.FileSystem.from_uri(f"{scheme}://{authority}/")
+    except (OSError, ValueError) as exc:  # pyarrow.lib.ArrowInvalid is a ValueError
+        if "Unrecognized filesystem" in str(exc):
+            raise StorageError(f"{scheme}://{authority}/: {scheme}:// is not a store webwinnow reads (it reads "
+                               "local paths, file://, s3:// or s3a://, gs:// and hdfs://): download the files, "
+                               "or name them on one of those") from None
+        raise StorageError(f"{scheme}://{authority}/: {_first_line(exc)}{_ADVICE}") from None
+    return fs, root.rstrip("/")
+
+
+def locate(name: str) -> tuple[Any, str]:
+    """(pyarrow filesystem, its path) for a location."""
+    name = canonical(name)
+    m = _URI.match(name)
+    if not m:
+        import pyarrow.fs as pafs
+
+        return pafs.LocalFileSystem(), name
+    scheme, authority, rest = m.groups()
+    fs, root = _root(scheme, authority)
+    return fs, root + "/" + rest.lstrip("/")
+
+
+def _name_of(base: str, base_path: str, path: str) -> str:
+    """The location of `path`, a path pyarrow listed under the location `base` (at `base_path`)."""
+    if not is_uri(base):
+        return path
+    return base.rstrip("/") + "/" + path[len(base_path.rstrip("/")):].lstrip("/")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def info(name: str) -> Entry | None:
+    """What is at a location (None when nothing is)."""
+    import pyarrow.fs as pafs
+
+    fs, path = locate(name)
+    try:
+        fi = fs.get_file_info(path)
+    except (OSError, ValueError) as exc:
+        raise StorageError(f"{name}: {_first_line(exc)}{_ADVICE}") from None
+    if fi.type == pafs.FileType.NotFound:
+        return None
+    return Entry(canonical(name), fi.size if fi.size is not None else -1, fi.mtime_ns,
+                 fi.type == pafs.FileType.Directory)
+
+
+def walk(name: str, recursive: bool = True) -> list[Entry]:
+    """Every file and folder under a folder, sorted by name."""
+    import pyarrow.fs as pafs
+
+    base = canonical(name)
+    fs, path = locate(base)
+    try:
+        found = fs.get_file_info(pafs.FileSelector(path, recursive=recursive))
+    except (OSError, ValueError) as exc:
+        raise StorageError(f"{name}: {_first_line(exc)}{_ADVICE}") from None
+    out = [Entry(_name_of(base, path, fi.path), fi.size if fi.size is not None else -1, fi.mtime_ns,
+                 fi.type == pafs.FileType.Directory) for fi in found]
+    return sorted(out, key=lambda e: e.name)
+
+
+def has_glob(name: str) -> bool:
+    return _GLOB.search(name) is not None
+
+
+def glob(pattern: str) -> list[Entry]:
+    """Files matching a glob: ``*``, ``?`` and ``[...]`` within one path segment, ``**`` across
+    any number of them; names starting with a dot only when the pattern's segment does."""
+    pattern = canonical(pattern)
+    cut = _GLOB.search(pattern).start()  # type: ignore[union-attr]
+    base = pattern[: pattern.rfind("/", 0, cut) + 1] or "."
+    parts = pattern[len(base):].split("/")
+    deep = len(parts) > 1 or "**" in parts
+    if info(base) is None:
+        return []
+    found = []
+    for e in walk(base, recursive=deep):
+        rel = e.name[len(canonical(base).rstrip("/")) + 1:] if is_uri(base) else os.path.relpath(e.name, canonical(base))
+        if not e.is_dir and _match(parts, rel.split("/")):
+            found.append(e)
+    return found
+
+
+def _match(pattern: list[str], parts: list[str]) -> bool:
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":
+        return any(_match(pattern[1:], parts[i:]) for i in range(len(parts) + 1))
+    if not parts or (parts[0].startswith(".") and not pattern[0].startswith(".")):
+        return False
+    return fnmatch.fnmatchcase(parts[0], pattern[0]) and _match(pattern[1:], parts[1:])
+
+
+def open_input(name: str) -> IO[bytes]:
+    """A seekable binary reader: a local file, or an object read in large ranged requests."""
+    name = canonical(name)
+    if not is_uri(name):
+        return open(name, "rb")
+    fs, path = locate(name)
+    try:
+        raw = fs.open_input_file(path)
+    except (OSError, ValueError) as exc:
+        raise StorageError(f"{name}: {_first_line(exc)}{_ADVICE}") from None
+    return io.BufferedReader(raw, buffer_size=_REMOTE_BUFFER)
+
+
+def read_head(name: str, limit: int) -> bytes:
+    """The first `limit` bytes of a file."""
+    with open_input(name) as fh:
+        return fh.read(limit)
+
+
+def readable(name: str) -> bool:
+    """False when a local file's permissions forbid reading it. An object store answers only when
+    read (one request per file is too many to ask up front): its refusals become ledger rows."""
+    name = canonical(name)
+    return is_uri(name) or os.access(name, os.R_OK)
