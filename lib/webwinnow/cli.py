@@ -144,13 +144,23 @@ def _file_digest(path: str) -> str:
     return h.hexdigest()
 
 
+def _local_out(out: str) -> str:
+    """--out as a local path (file:// accepted); an object store's URI is refused, naming what works."""
+    where = storage.canonical(out)
+    if storage.is_uri(where):
+        raise UserError(f"--out {out}: webwinnow writes its output folder to a local or mounted filesystem "
+                        "(an object store cannot yet hold it); read the crawl from the store and write --out "
+                        "locally, then copy it (aws s3 sync, gcloud storage rsync)")
+    return where
+
+
 class Plan:
     """Everything a command needs, checked before Spark starts."""
 
     def __init__(self, args: argparse.Namespace, cfg: RunConfig) -> None:
         self.args = args
         self.cfg = cfg
-        self.final = Path(os.path.abspath(args.out))
+        self.final = Path(_local_out(args.out))
         self.fresh = args.command in FRESH
         self.stages: list[Stage] = list(STAGES) if args.command == "run" else [stage(args.command)]
         self.inputs: list = []
@@ -532,6 +542,7 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
         from .sample import write_sample
 
         try:
+            args.out = _local_out(args.out)
             _clear_old_sample(Path(args.out))
             info = write_sample(args.out, pages=args.pages, seed=args.seed, site_tag=args.site_tag)
         except ValueError as exc:
