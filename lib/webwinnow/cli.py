@@ -144,23 +144,20 @@ def _file_digest(path: str) -> str:
     return h.hexdigest()
 
 
-def _local_out(out: str) -> str:
-    """--out as a local path (file:// accepted); an object store's URI is refused, naming what works."""
-    where = storage.canonical(out)
-    if storage.is_uri(where):
-        raise UserError(f"--out {out}: webwinnow writes its output folder to a local or mounted filesystem "
-                        "(an object store cannot yet hold it); read the crawl from the store and write --out "
-                        "locally, then copy it (aws s3 sync, gcloud storage rsync)")
-    return where
-
-
 class Plan:
     """Everything a command needs, checked before Spark starts."""
 
     def __init__(self, args: argparse.Namespace, cfg: RunConfig) -> None:
         self.args = args
         self.cfg = cfg
-        self.final = Path(_local_out(args.out))
+        from .commit import is_store
+
+        # a URI (file:// too) is written by generations and a commit record (webwinnow.commit);
+        # a path by a staging folder swapped in (webwinnow.outdir)
+        self.store = is_store(args.out)
+        self.out_uri = args.out.rstrip("/") if self.store else ""
+        self.final = Path(os.path.abspath(args.out)) if not self.store else Path(storage.canonical(args.out))
+        self.generation = ""  # on a store: where this command writes (commit.begin)
         self.fresh = args.command in FRESH
         self.stages: list[Stage] = list(STAGES) if args.command == "run" else [stage(args.command)]
         self.inputs: list = []
@@ -177,6 +174,9 @@ class Plan:
                 raise UserError(f"--exclude {path}: no such file (give WARC/ARC, HTML or text files)")
         if self.exclude:
             self.stage_inputs["pairs"] = [(p, _file_digest(p)) for p in self.exclude]
+        if self.store:
+            self._check_store()
+            return
         parent = self.final.parent
         existing = next(p for p in (parent, *parent.parents) if p.exists() or p.is_symlink())
         if not existing.is_dir():
@@ -214,11 +214,36 @@ class Plan:
             if self.stages[0].name != "fingerprint":
                 _stage_config(self.cfg, self.final, self.stages[0])  # the fingerprints' settings are readable
 
+    def _check_store(self) -> None:
+        from .commit import check_out, current_metas
+        from .stages import TABLES
+
+        if self.fresh:
+            from .crawl.inputs import list_inputs
+
+            self.inputs = list_inputs(self.args.inputs, prefix=self.args.prefix, limit=self.args.limit,
+                                      sample=self.args.sample)
+            self.stage_inputs["extract"] = [(f.path, f.size, f.mtime_ns) for f in self.inputs]
+        check_out(self.out_uri, fresh=self.fresh, force=getattr(self.args, "force", False))
+        if self.fresh:
+            return
+        if getattr(self.args, "downstream", False):
+            self.stages += downstream([s.name for s in self.stages])
+        metas = current_metas(self.out_uri, TABLES)
+        _check_reads(self.stages[0], self.out_uri, metas)
+        if self.stages[0].name != "fingerprint" and not (metas.get("fingerprints") or {}).get("config"):
+            raise UserError(f"{self.out_uri}: the fingerprints table has no settings: rerun 'webwinnow run'")
+
     @property
     def staging(self) -> Path:
         from .outdir import staging_of
 
         return staging_of(self.final)
+
+    @property
+    def unfinished(self) -> str:
+        """Where a failed command's finished tables and log are."""
+        return (self.generation or self.out_uri) if self.store else str(self.staging)
 
     @property
     def trash(self) -> Path:
@@ -227,14 +252,14 @@ class Plan:
         return trash_of(self.final)
 
 
-def _metas(out: Path) -> dict[str, dict | None]:
+def _metas(out: Path | str) -> dict[str, dict | None]:
     from .stages import TABLES
     from .tables import table_meta
 
     return {t: table_meta(out, t) for t in TABLES}
 
 
-def _check_reads(s: Stage, out: Path, metas: dict) -> None:
+def _check_reads(s: Stage, out: Path | str, metas: dict) -> None:
     """A stage's input tables exist and are current; else say which stage to run."""
     stale = stale_tables(metas)
     from .stages import WRITER
@@ -242,7 +267,7 @@ def _check_reads(s: Stage, out: Path, metas: dict) -> None:
     for t in s.reads:
         writer = WRITER[t].name
         if metas.get(t) is None:
-            raise UserError(f"{out / t} is missing or incomplete: run 'webwinnow {writer} --out {out}' "
+            raise UserError(f"{storage.child(str(out), t)} is missing or incomplete: run 'webwinnow {writer} --out {out}' "
                             f"(or 'webwinnow run') first")
         if t in stale:
             raise UserError(f"{s.name} reads {t}, which is stale ({stale[t]}): run 'webwinnow {writer} --out {out}' "
@@ -260,7 +285,7 @@ def _stats_of(s: Stage, result: Any) -> Any:
     return dict(result)
 
 
-def _stage_config(cfg: RunConfig, out: Path, s: Stage) -> RunConfig:
+def _stage_config(cfg: RunConfig, out: Path | str, s: Stage) -> RunConfig:
     """Later stages must use the k and w the fingerprints were made with: take them from the table."""
     if s.name in ("extract", "fingerprint"):
         return cfg
@@ -271,7 +296,7 @@ def _stage_config(cfg: RunConfig, out: Path, s: Stage) -> RunConfig:
     return replace(cfg, winnow=WinnowConfig(**made))
 
 
-def _run_one(s: Stage, spark, cfg: RunConfig, out: Path, plan: Plan, progress) -> Any:
+def _run_one(s: Stage, spark, cfg: RunConfig, out: Path | str, plan: Plan, progress) -> Any:
     import importlib
 
     module = importlib.import_module(s.module)
@@ -326,13 +351,17 @@ def _clear_old_sample(out: Path) -> None:
             (out / name).unlink()
 
 
-def _input_bytes(plan: Plan, out: Path) -> int:
+def _input_bytes(plan: Plan, out: Path | str) -> int:
     """What the run's shuffles are sized by: the crawl files, or (for a stage run alone on an
     output folder) the documents table they became."""
     if plan.inputs:
         return sum(max(f.size, 0) for f in plan.inputs)
-    documents = out / "documents"
-    return sum(p.stat().st_size for p in documents.rglob("*.parquet")) if documents.is_dir() else 0
+    from .tables import data_location
+
+    documents = data_location(str(out), "documents")
+    if storage.info(documents) is None:
+        return 0
+    return sum(max(e.size, 0) for e in storage.walk(documents) if e.name.endswith(".parquet"))
 
 
 class _Background:
@@ -392,6 +421,8 @@ def run_stages(plan: Plan, console: Console, capture: bool = False) -> dict:
     from .stages import TABLES
     from .tables import replace_dir
 
+    if plan.store:
+        return _run_on_store(plan, console, capture)
     final = plan.final
     if plan.missing_parents:
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -437,19 +468,63 @@ def run_stages(plan: Plan, console: Console, capture: bool = False) -> dict:
         return summary
 
 
-def _run_in(plan: Plan, out: Path, console: Console) -> dict:
+def _run_on_store(plan: Plan, console: Console, capture: bool) -> dict:
+    """A command on an output given as a URI: it writes a generation of its own and commits it
+    (webwinnow.commit); a failure commits nothing, so the current run stays as it was."""
+    from .commit import begin, inherit, publish
+    from .stages import TABLES
+
+    out = plan.out_uri
+    fd, log = tempfile.mkstemp(prefix="webwinnow-", suffix=".log")
+    os.close(fd)
+    console.open_log(log, temporary=True)  # on the driver's disk until the generation exists
+    if capture:
+        console.capture()
+
+    def prepare() -> str:
+        gen, resumed = begin(out, f"webwinnow {plan.args.command}", resume=plan.fresh and plan.args.resume)
+        plan.generation = gen
+        console.publish_log(lambda data: storage.write_bytes(storage.child(gen, "run.log"), data))
+        if plan.fresh and plan.args.resume:
+            console.say(f"resuming the unfinished run in {gen}" if resumed
+                        else f"nothing to resume in {out}: running every stage")
+        if not plan.fresh:
+            inherit(gen, out, TABLES)
+        return gen
+
+    try:
+        summary = _run_in(plan, "", console, prepare=prepare)
+    except BaseException:
+        if plan.generation:
+            console.log(f"nothing was committed: {out} is as it was; this command's finished tables are "
+                        f"in {plan.generation}")
+        raise
+    gen = plan.generation
+    summary["generation"] = gen
+    _write_summary(gen, summary)
+    record = publish(out, gen, TABLES)
+    console.say(f"committed {storage.basename(gen)}: {out}/_webwinnow_current.json names this run's tables")
+    _print_summary(summary, console, tables=sorted(record["tables"]))
+    return summary
+
+
+def _run_in(plan: Plan, out: Path | str, console: Console, prepare=None) -> dict:
+    """prepare(), when given, is called once Spark is up and returns the folder to write to (a
+    generation on a store is made only once Spark is known to be able to write there)."""
     from .progress import Progress
     from .stages._session import build_session, size_shuffles
     from .tables import stamp_table
 
     cfg = plan.cfg
-    summary: dict = {"out": str(plan.final), "config": cfg.to_dict(), "tag": cfg.tag}
+    summary: dict = {"out": plan.out_uri or str(plan.final), "config": cfg.to_dict(), "tag": cfg.tag}
     if plan.fresh:
         summary["inputs"] = len(plan.inputs)
-    elif (out / "summary.json").exists():
-        try:
-            summary = {**json.loads((out / "summary.json").read_text()), **summary}
-        except ValueError:
+    else:
+        try:  # a stage run alone: the earlier run's summary, updated
+            where = _current_summary(plan) if plan.store else str(out)
+            before = storage.read_bytes(storage.child(where, "summary.json"))
+            summary = {**json.loads(before), **summary} if before else summary
+        except (ValueError, OSError):
             pass
     started = time.time()
     timings: dict[str, float] = {}
@@ -461,6 +536,17 @@ def _run_in(plan: Plan, out: Path, console: Console) -> dict:
         spark, owned = build_session(cfg.spark, plan.args.master)
     finally:
         warming.result()
+    try:
+        if plan.store:
+            from .stages._session import check_filesystem
+
+            check_filesystem(spark, plan.out_uri)
+        if prepare is not None:
+            out = prepare()
+    except BaseException:
+        if owned:
+            spark.stop()
+        raise
     timings["spark_start"] = round(time.time() - started, 1)
     summary["spark"] = {"master": spark.sparkContext.master, "app_id": spark.sparkContext.applicationId,
                         "default_parallelism": spark.sparkContext.defaultParallelism,
@@ -476,14 +562,14 @@ def _run_in(plan: Plan, out: Path, console: Console) -> dict:
             expected = recipe(s, scfg, reads, plan.stage_inputs.get(s.name))
             if plan.fresh and plan.args.resume and None not in reads.values() and all(
                     (metas.get(t) or {}).get("recipe") == expected for t in s.writes):
-                summary[s.name] = str(out / "report" / "index.html") if s.name == "report" \
+                summary[s.name] = storage.child(str(out), "report", "index.html") if s.name == "report" \
                     else (metas[s.writes[0]] or {}).get("stats") or {}
                 kept.append(s.name)
                 console.say(f"{s.name}: kept from the interrupted run (same inputs and settings)")
                 continue
             _check_reads(s, out, metas)
             began = time.time()
-            result = _run_one(s, spark, scfg, out, plan, progress)
+            result = _run_one(s, spark, scfg, str(out) if plan.store else out, plan, progress)
             stats = _stats_of(s, result)
             for t in s.writes:
                 stamp_table(out, t, {"recipe": expected, "reads": reads, "stats": stats})
@@ -507,17 +593,24 @@ def _run_in(plan: Plan, out: Path, console: Console) -> dict:
     if stale and not plan.fresh:
         tables = ", ".join(sorted(stale))
         console.say(f"now stale (made from tables this command replaced): {tables}; rerun them with "
-                    f"'webwinnow {plan.stages[0].name} --out {plan.final} --downstream' or stage by stage")
+                    f"'webwinnow {plan.stages[0].name} --out {plan.args.out} --downstream' or stage by stage")
     return summary
 
 
-def _write_summary(out: Path, summary: dict) -> None:
-    tmp = out / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, out / "summary.json")
+def _current_summary(plan: Plan) -> str:
+    """On a store: the generation holding the committed run's summary.json."""
+    from .commit import read_current
+
+    record = read_current(plan.out_uri) or {}
+    return storage.parent(record["summary"]) if record.get("summary") else plan.generation
 
 
-def _print_summary(s: dict, console: Console) -> None:
+def _write_summary(out: Path | str, summary: dict) -> None:
+    storage.write_bytes(storage.child(str(out), "summary.json"),
+                        (json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n").encode())
+
+
+def _print_summary(s: dict, console: Console, tables: list[str] | None = None) -> None:
     w = s["config"]["winnow"]
     lines = []
     ran = set(s.get("ran") or s)
@@ -527,7 +620,8 @@ def _print_summary(s: dict, console: Console) -> None:
     if s.get("stale"):
         lines.append(f"stale tables: {', '.join(sorted(s['stale']))}")
     lines.append(f"{s['seconds']} s: " + ", ".join(f"{k} {v}" for k, v in s["stage_seconds"].items()))
-    tables = sorted(p.name for p in Path(s["out"]).iterdir() if p.is_dir() and not p.name.startswith("."))
+    if tables is None:
+        tables = sorted(p.name for p in Path(s["out"]).iterdir() if p.is_dir() and not p.name.startswith("."))
     lines.append(f"output: {s['out']}  tables: {', '.join(tables)}")
     console.result(lines)
 
@@ -542,7 +636,9 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
         from .sample import write_sample
 
         try:
-            args.out = _local_out(args.out)
+            if storage.is_uri(storage.canonical(args.out)):
+                raise ValueError(f"{args.out}: the sample is written to a local folder; upload it afterwards")
+            args.out = storage.canonical(args.out)
             _clear_old_sample(Path(args.out))
             info = write_sample(args.out, pages=args.pages, seed=args.seed, site_tag=args.site_tag)
         except ValueError as exc:
@@ -565,7 +661,8 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
     except TooManyFailures as exc:
         assert plan is not None  # only the extract stage raises it
         console.error(f"run failed: {exc}")
-        console.error(f"the ledger and log of this run are in {plan.staging}; {plan.final} was not changed")
+        console.error(f"the ledger and log of this run are in {plan.unfinished}; "
+                      f"{plan.out_uri or plan.final} was not changed")
         return exc.exit_code
     except UserError as exc:
         console.error(f"error: {exc}")
@@ -575,7 +672,7 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
         if failure is None:
             raise  # a bug: keep the traceback
         console.error(f"error: {failure.message}")
-        if failure.kind == "disk_full" and plan is not None and plan.fresh:
+        if failure.kind == "disk_full" and plan is not None and plan.fresh and not plan.store:
             from .outdir import prune_for_space
 
             kept = prune_for_space(plan.staging)
@@ -587,7 +684,7 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
             where = f"{plan.final}: finished tables were kept, the interrupted one is unchanged" if plan else "nothing changed"
             console.error(f"interrupted; {where}")
         else:
-            console.error(f"interrupted; {plan.final} unchanged; rerun with --resume to continue")
+            console.error(f"interrupted; {plan.out_uri or plan.final} unchanged; rerun with --resume to continue")
         return 130
     finally:
         console.close()

@@ -29,6 +29,8 @@ class Console:
         self._saved: tuple[int, int] | None = None
         self._lock = threading.Lock()
         self._bar = False  # a progress bar is drawn on the current terminal line
+        self._publish = None
+        self._log_path: str | None = None
 
     # -- where lines go -------------------------------------------------------------------------
     @property
@@ -46,11 +48,18 @@ class Console:
         except (AttributeError, ValueError):
             return False
 
-    def open_log(self, path: str, append: bool = False) -> None:
+    def open_log(self, path: str, append: bool = False, temporary: bool = False) -> None:
+        """Log to a file. temporary: a scratch file on the driver's disk, deleted at close unless
+        publish_log() named where it goes (a command on a store uploads its log at the end)."""
         self._log = open(path, "ab" if append else "wb")
+        self._log_path = path if temporary else None
         if append and self._log.tell():
             self._log.write(b"\n")
         self.log(f"--- {time.strftime('%Y-%m-%d %H:%M:%S %Z')}: webwinnow {' '.join(sys.argv[1:])}")
+
+    def publish_log(self, publish) -> None:
+        """publish(bytes) receives the whole log at close."""
+        self._publish = publish
 
     def log(self, line: str) -> None:
         if self._log is not None:
@@ -147,6 +156,17 @@ class Console:
             with self._lock:
                 self._log.close()
                 self._log = None
+        path, publish = self._log_path, self._publish
+        self._log_path = self._publish = None
+        if path is None:
+            return
+        try:
+            if publish is not None:
+                with open(path, "rb") as fh:
+                    publish(fh.read())
+            os.unlink(path)
+        except Exception as exc:  # noqa: BLE001 - the run's outcome stands; say where the log is
+            self.error(f"could not upload run.log ({exc}); it is in {path}")
         if self._saved is not None:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -211,3 +211,67 @@ def readable(name: str) -> bool:
     read (one request per file is too many to ask up front): its refusals become ledger rows."""
     name = canonical(name)
     return is_uri(name) or os.access(name, os.R_OK)
+
+
+# -- writing (output folders on a store: see webwinnow.commit) --------------------------------
+
+def child(base: str, *names: str) -> str:
+    """base/names..., keeping base's spelling (Spark needs s3a:// where pyarrow reads s3://)."""
+    if not is_uri(base):
+        return os.path.join(base, *names)
+    return "/".join([base.rstrip("/"), *names])
+
+
+def read_bytes(name: str) -> bytes | None:
+    """A whole small file, or None when it is not there."""
+    fs, path = locate(name)
+    try:
+        with fs.open_input_stream(path) as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        if info(name) is None:
+            return None
+        raise StorageError(f"{name}: {_first_line(exc)}{_ADVICE}") from None
+
+
+def write_bytes(name: str, data: bytes) -> None:
+    """Write a whole file. On an object store one upload: readers see the old object or the new
+    one, never a part (which is what a commit record relies on)."""
+    fs, path = locate(name)
+    try:
+        if not is_uri(canonical(name)):  # a local file: written beside, renamed over (atomic too)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.tmp-{os.getpid()}"
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+            return
+        with fs.open_output_stream(path) as fh:
+            fh.write(data)
+    except (OSError, ValueError) as exc:
+        raise StorageError(f"{name}: cannot write ({_first_line(exc)}){_ADVICE}") from None
+
+
+def delete_tree(name: str) -> None:
+    """Delete a folder and everything under it (on an object store: every object of the prefix)."""
+    fs, path = locate(name)
+    try:
+        fs.delete_dir(path)
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        if info(name) is not None:
+            raise StorageError(f"{name}: cannot delete ({_first_line(exc)}){_ADVICE}") from None
+
+
+def upload_tree(local: str, name: str) -> None:
+    """Copy a local folder's files to name/ (a report built on the driver's disk)."""
+    import pyarrow.fs as pafs
+
+    fs, path = locate(name)
+    try:
+        pafs.copy_files(local, path, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs)
+    except (OSError, ValueError) as exc:
+        raise StorageError(f"{name}: cannot write ({_first_line(exc)}){_ADVICE}") from None

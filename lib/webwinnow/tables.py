@@ -1,4 +1,9 @@
-"""Stage output folders: Parquet tables written whole, with the resolved config beside them."""
+"""Stage output folders: Parquet tables written whole, with the resolved config beside them.
+
+In a local output folder a table is built in a hidden sibling and swapped in; in a generation on
+a store (webwinnow.commit) it is written in place, the generation being unread until committed.
+A table's _webwinnow.json may point elsewhere (``"data"``): a table a stage run alone inherited.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, storage
 from .config import RunConfig
 from .core.charfold import UNICODE_VERSION
 from .errors import UserError
@@ -18,7 +23,13 @@ CONFIG_FILE = "_webwinnow.json"
 
 
 def table_path(out: str, table: str) -> str:
-    return os.path.join(out, table)
+    return storage.child(str(out), table)
+
+
+def data_location(out: str | Path, table: str) -> str:
+    """Where a table's rows are: its folder, or the folder its metadata points to."""
+    meta = table_meta(out, table)
+    return (meta or {}).get("data") or table_path(str(out), table)
 
 
 def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None = None) -> str:
@@ -28,6 +39,10 @@ def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dic
     into place only after the write succeeded, so a failed run never leaves a mix of old and new
     files, and a reader never sees a half-written table under the real name.
     """
+    if storage.is_uri(str(out)):
+        df.write.mode("overwrite").parquet(table_path(out, table))
+        _finish_in_place(table_path(out, table), table, cfg, stage, extra)
+        return table_path(out, table)
     final = Path(table_path(out, table))
     if final.exists() and not (final / CONFIG_FILE).is_file():
         raise UserError(f"{final} exists and is not a webwinnow table (no {CONFIG_FILE}): move it away and rerun")
@@ -43,6 +58,13 @@ def write_arrow(table, out: str, name: str, cfg: RunConfig, stage: str, extra: d
     like write_table: one Parquet file, zstd, moved into place only when complete. No Spark job."""
     import pyarrow.parquet as pq
 
+    if storage.is_uri(str(out)):
+        fs, path = storage.locate(table_path(out, name))
+        storage.delete_tree(table_path(out, name))  # an inherited pointer, or an unfinished try
+        fs.create_dir(path, recursive=True)  # a folder where folders exist; nothing on object stores
+        pq.write_table(table, f"{path}/part-00000.zstd.parquet", compression="zstd", filesystem=fs)
+        _finish_in_place(table_path(out, name), name, cfg, stage, extra)
+        return table_path(out, name)
     final = Path(table_path(out, name))
     if final.exists() and not (final / CONFIG_FILE).is_file():
         raise UserError(f"{final} exists and is not a webwinnow table (no {CONFIG_FILE}): move it away and rerun")
@@ -55,8 +77,8 @@ def write_arrow(table, out: str, name: str, cfg: RunConfig, stage: str, extra: d
     return str(final)
 
 
-def _finish(staging: Path, final: Path, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None) -> None:
-    record = {
+def _record(table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None) -> dict[str, Any]:
+    return {
         "stage": stage,
         "table": table,
         "webwinnow": __version__,
@@ -65,8 +87,17 @@ def _finish(staging: Path, final: Path, table: str, cfg: RunConfig, stage: str, 
         "tag": cfg.tag,
         **(extra or {}),
     }
+
+
+def _finish(staging: Path, final: Path, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None) -> None:
+    record = _record(table, cfg, stage, extra)
     (staging / CONFIG_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     replace_dir(staging, final)
+
+
+def _finish_in_place(final: str, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None) -> None:
+    record = _record(table, cfg, stage, extra)
+    storage.write_bytes(storage.child(final, CONFIG_FILE), (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -106,15 +137,17 @@ def replace_dir(new: str | Path, final: str | Path) -> None:
 def table_meta(out: str | Path, table: str) -> dict[str, Any] | None:
     """The _webwinnow.json of a complete table, None when the table is missing or unreadable."""
     try:
-        return json.loads((Path(out) / table / CONFIG_FILE).read_text())
+        data = storage.read_bytes(storage.child(str(out), table, CONFIG_FILE))
+        record = json.loads(data) if data is not None else None
     except (OSError, ValueError):
         return None
+    return record if isinstance(record, dict) else None
 
 
 def read_table_config(out: str, table: str) -> dict[str, Any]:
     record = table_meta(out, table)
     if record is None:
-        raise UserError(f"{Path(out) / table} is missing or incomplete: run the stage that writes it first")
+        raise UserError(f"{table_path(str(out), table)} is missing or incomplete: run the stage that writes it first")
     return record
 
 
@@ -124,12 +157,10 @@ def stamp_table(out: str | Path, table: str, fields: dict[str, Any]) -> None:
     Written after the stage returns: a table without its recipe counts as unfinished when a
     run is resumed, so an interruption between the two writes costs only a rerun.
     """
-    path = Path(out) / table / CONFIG_FILE
     record = table_meta(out, table) or {"table": table}
     record.update(fields)
-    tmp = path.with_name(CONFIG_FILE + ".tmp")
-    tmp.write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)
+    storage.write_bytes(storage.child(str(out), table, CONFIG_FILE),
+                        (json.dumps(record, indent=2, sort_keys=True, default=str) + "\n").encode())
 
 
 def table_is_current(out: str | Path, table: str) -> bool:
@@ -145,8 +176,12 @@ def table_stats(out: str | Path, table: str) -> dict[str, Any] | None:
     return (table_meta(out, table) or {}).get("stats")
 
 
-def _parquet_files(out: str | Path, table: str) -> list[Path]:
-    return sorted(p for p in (Path(out) / table).glob("*.parquet") if not p.name.startswith((".", "_")))
+def _parquet_files(out: str | Path, table: str) -> list[str]:
+    where = data_location(out, table)
+    if storage.info(where) is None:
+        return []
+    return sorted(e.name for e in storage.walk(where, recursive=False)
+                  if e.name.endswith(".parquet") and not storage.basename(e.name).startswith((".", "_")))
 
 
 def read_arrow(out: str | Path, table: str, columns: list[str] | None = None):
@@ -159,11 +194,16 @@ def read_arrow(out: str | Path, table: str, columns: list[str] | None = None):
     if not files:
         schema = TABLE_SCHEMAS[table]
         return schema.empty_table().select(columns) if columns else schema.empty_table()
-    return pq.ParquetDataset([str(f) for f in files]).read(columns=columns)
+    fs = storage.locate(files[0])[0]
+    return pq.ParquetDataset([storage.locate(f)[1] for f in files], filesystem=fs).read(columns=columns)
 
 
 def row_count(out: str | Path, table: str) -> int:
     """Rows of a complete table, from its Parquet footers."""
     import pyarrow.parquet as pq
 
-    return sum(pq.ParquetFile(f).metadata.num_rows for f in _parquet_files(out, table))
+    total = 0
+    for f in _parquet_files(out, table):
+        with storage.open_input(f) as fh:
+            total += pq.ParquetFile(fh).metadata.num_rows
+    return total

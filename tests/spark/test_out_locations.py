@@ -1,5 +1,9 @@
-"""--out on another filesystem and as a file:// URI: the staging folder is built beside OUT (so
-the swap is a rename within one filesystem), and the tables equal a run into the test's tmp."""
+"""--out given as a URI is written the object-store way (webwinnow.commit): generations and a
+commit record written last. Shown here with file:// on a second local filesystem (tmpfs), the
+one store Spark can write without a connector: the tables equal a plain run's; a failed run
+commits nothing and leaves the current run as it was; --resume continues it; a stage run alone
+points at the tables it did not rewrite; what no commit names is deleted, and nothing else.
+A plain path on that filesystem keeps the local way (a staging folder beside OUT, swapped in)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+
+from webwinnow import storage
+from webwinnow.cli import main
+from webwinnow.commit import CURRENT, read_current
 
 from paths import CONF, REPO
 
@@ -32,28 +40,84 @@ def other_filesystem(tmp_path):
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_out_as_a_file_uri_on_another_filesystem(sample_dir, sample_run, other_filesystem):
-    from webwinnow.cli import main
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
-    out = other_filesystem / "nested" / "out"
-    assert main(["run", str(sample_dir), "--out", f"file://{out}", "--conf", str(CONF), "-q"]) == 0
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["out"] == str(out) and summary["report"] == str(out / "report" / "index.html")
-    assert sorted(p.name for p in other_filesystem.iterdir()) == ["nested"]  # no staging, no lock left
-    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]
+
+def _assert_tables_equal(record: dict, reference: Path) -> None:
     for name in compare_outputs.TABLES:
-        a, b = compare_outputs.sorted_table(sample_run / name), compare_outputs.sorted_table(out / name)
+        a = compare_outputs.sorted_table(reference / name)
+        b = compare_outputs.sorted_table(Path(storage.canonical(record["tables"][name])))
         assert a.schema == b.schema and a.equals(b), name
-    # a stage run alone replaces its table in place on that filesystem too
-    assert main(["clusters", "--out", f"file://{out}", "--conf", str(CONF), "-q"]) == 0
-    assert compare_outputs.sorted_table(out / "clusters").equals(compare_outputs.sorted_table(sample_run / "clusters"))
-    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".") and p.name != ".webwinnow-output") == []
 
 
-def test_an_object_store_out_is_refused_before_any_work(sample_dir, tmp_path, capsys):
-    from webwinnow.cli import main
+def test_a_uri_out_commits_generations(sample_dir, sample_run, other_filesystem, tmp_path, capsys):
+    out = other_filesystem / "nested" / "out"
+    uri = f"file://{out}"
+    argv = ["run", str(sample_dir), "--out", uri, "--conf", str(CONF), "-q"]
+    assert main(argv) == 0
+    first = read_current(uri)
+    assert sorted(p.name for p in out.iterdir()) == [".webwinnow-output", CURRENT, "runs"]
+    assert set(first["tables"]) == set(compare_outputs.TABLES) | {"report"}
+    _assert_tables_equal(first, sample_run)
+    gen1 = out / "runs" / first["generation"]
+    assert (gen1 / "report" / "index.html").is_file() and (gen1 / "run.log").stat().st_size > 0
+    assert json.loads((gen1 / "summary.json").read_text())["generation"] == f"{uri}/runs/{first['generation']}"
 
-    for out in ("s3a://bucket/run", "gs://bucket/run", "hdfs://namenode:8020/run"):
-        assert main(["run", str(sample_dir), "--out", out, "--conf", str(CONF)]) == 2
+    # a failed run commits nothing: readers still see the first run, byte for byte
+    props = tmp_path / "fail.properties"
+    props.write_text((CONF.parent / "spark-local.properties").read_text()
+                     + "\nspark.webwinnow.injectTaskFailure=passages\n")
+    failing = tmp_path / "fail.toml"
+    failing.write_text(f'[spark]\nproperties = "{props}"\n')
+    before = _tree(out / "runs" / first["generation"])
+    record_bytes = (out / CURRENT).read_bytes()
+    with pytest.raises(Exception, match="injected failure"):
+        main(argv + ["--conf", str(failing), "--master", "local[2]"])
+    assert (out / CURRENT).read_bytes() == record_bytes
+    assert _tree(gen1) == before
+    unfinished = [g for g in (out / "runs").iterdir() if g.name != first["generation"]]
+    assert len(unfinished) == 1 and (unfinished[0] / "pairs" / "_webwinnow.json").is_file()
+    assert not (unfinished[0] / "passages" / "_webwinnow.json").exists()
+
+    # --resume continues that generation, commits it, and the first run is collected
+    capsys.readouterr()
+    assert main([a for a in argv if a != "-q"] + ["--resume"]) == 0
+    err = capsys.readouterr().err
+    assert "pairs: kept from the interrupted run" in err and "passages: kept" not in err
+    second = read_current(uri)
+    assert second["generation"] == unfinished[0].name
+    assert sorted(p.name for p in (out / "runs").iterdir()) == [second["generation"]]
+    _assert_tables_equal(second, sample_run)
+
+    # a stage alone: its table in a new generation, the others pointed at where they are
+    assert main(["clusters", "--out", uri, "--conf", str(CONF), "-q"]) == 0
+    third = read_current(uri)
+    gen2, gen3 = f"{uri}/runs/{second['generation']}", f"{uri}/runs/{third['generation']}"
+    assert third["tables"]["clusters"] == f"{gen3}/clusters"
+    assert third["tables"]["documents"] == f"{gen2}/documents" and third["tables"]["report"] == f"{gen2}/report"
+    assert not (out / "runs" / second["generation"] / "clusters").exists()  # collected: no commit names it
+    _assert_tables_equal(third, sample_run)
+    summary = json.loads(Path(storage.canonical(third["summary"])).read_text())
+    assert summary["ran"] == ["clusters"] and summary["extract"]["parsed"] == 311
+
+
+def test_a_uri_out_never_takes_objects_it_did_not_write(sample_dir, other_filesystem, capsys):
+    out = other_filesystem / "theirs"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    for extra in ([], ["--force"]):
+        assert main(["run", str(sample_dir), "--out", f"file://{out}", "--conf", str(CONF)] + extra) == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and "write --out locally, then copy it" in err[0], err
+        assert len(err) == 1 and "holds objects webwinnow did not write (notes.txt)" in err[0], err
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    assert main(["pairs", "--out", f"file://{other_filesystem}/absent", "--conf", str(CONF)]) == 2
+    assert "does not exist: run 'webwinnow run" in capsys.readouterr().err
+
+
+def test_a_plain_path_on_another_filesystem_is_swapped_in(sample_dir, sample_run, other_filesystem):
+    out = other_filesystem / "plain"
+    assert main(["extract", str(sample_dir), "--out", str(out), "--conf", str(CONF), "-q"]) == 0
+    assert sorted(p.name for p in other_filesystem.iterdir()) == ["plain"]  # no staging, no lock left
+    for name in ("documents", "ledger"):
+        assert compare_outputs.sorted_table(out / name).equals(compare_outputs.sorted_table(sample_run / name))

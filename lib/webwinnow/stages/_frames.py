@@ -75,5 +75,6 @@ def read_table(spark, out: str, table: str):
     """A table as a DataFrame, read with its known schema: Spark skips the job it otherwise runs
     per read to infer the schema from Parquet footers (about 0.1–1 s each, dozens per run)."""
     from .. import schemas
+    from ..tables import data_location
 
-    return spark.read.schema(spark_schema(schemas.TABLE_SCHEMAS[table])).parquet(f"{out}/{table}")
+    return spark.read.schema(spark_schema(schemas.TABLE_SCHEMAS[table])).parquet(data_location(out, table))

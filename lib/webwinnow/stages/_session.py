@@ -111,3 +111,35 @@ def size_shuffles(spark, input_bytes: int) -> int:
     count = max(cores, min(MAX_AUTO_SHUFFLE_PARTITIONS, -(-max(input_bytes, 0) // SHUFFLE_INPUT_BYTES)))
     spark.conf.set(key, str(count))
     return count
+
+
+#: What a store's tables need in Spark, by the scheme Hadoop did not know (the Python side reads
+#: and writes through pyarrow and needs none of it). {hadoop} is the Hadoop version Spark runs.
+CONNECTORS = {
+    "s3a": "add --packages org.apache.hadoop:hadoop-aws:{hadoop} (it brings the AWS SDK bundle it was built with)",
+    "s3": "outside EMR, write s3a://BUCKET/... (Hadoop's S3 connector; --packages org.apache.hadoop:hadoop-aws:{hadoop})",
+    "gs": "add --jars gcs-connector-3.1.7-shaded.jar (GoogleCloudDataproc/hadoop-connectors releases; "
+          "Dataproc has it installed)",
+    "abfs": "add --packages org.apache.hadoop:hadoop-azure:{hadoop}",
+    "abfss": "add --packages org.apache.hadoop:hadoop-azure:{hadoop}",
+}
+
+
+def check_filesystem(spark, uri: str) -> None:
+    """Raise UserError, before any stage, when Spark has no Hadoop filesystem for --out's scheme."""
+    from ..errors import UserError
+
+    jvm = getattr(spark, "_jvm", None) or getattr(spark.sparkContext, "_jvm", None)
+    if jvm is None:  # Spark Connect: the server decides; its error reaches the user as it is
+        return
+    try:
+        jvm.org.apache.hadoop.fs.Path(uri).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    except Exception as exc:  # py4j's Py4JJavaError, whatever the JVM threw
+        text = str(exc)
+        if "UnsupportedFileSystemException" not in text and "ClassNotFoundException" not in text:
+            raise
+        scheme = uri.split("://", 1)[0].lower()
+        hadoop = jvm.org.apache.hadoop.util.VersionInfo.getVersion()
+        hint = CONNECTORS.get(scheme, "add the Hadoop connector for it to spark-submit (--packages or --jars)")
+        raise UserError(f"--out {uri}: Spark (Hadoop {hadoop}) has no filesystem for {scheme}:// to write the "
+                        f"tables with: {hint.format(hadoop=hadoop)}; nothing was committed") from None

@@ -8,11 +8,13 @@ run-length-encoded rank–frequency curve.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections import defaultdict
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from .. import storage
 from ..config import RunConfig
 from ..errors import UserError
 from ..htmlreport import HashView, PairView, write_report
@@ -93,8 +95,16 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
     curve = read_arrow(out, "rank_freq").sort_by("rank")  # a few hundred rows: no Spark job
     runs = list(zip(*(curve.column(name).to_pylist() for name in ("rank", "rank_last", "docs", "hashes")), strict=True))
     fit = stats["stages"].get("hash_freq", {}).get("fit", {})
-    index = write_report(
-        os.path.join(out, "report"), stats=stats, pairs=pairs, boilerplate=hashes, rank_freq=runs, fit=fit,
-        detail_pages=pcfg.report_details,
-    )
-    return str(index)
+    def write(folder: str):
+        return write_report(folder, stats=stats, pairs=pairs, boilerplate=hashes, rank_freq=runs, fit=fit,
+                            detail_pages=pcfg.report_details)
+
+    if not storage.is_uri(out):
+        return str(write(os.path.join(out, "report")))
+    # a generation on a store (unread until committed): built on the driver's disk, then uploaded
+    target = storage.child(out, "report")
+    with tempfile.TemporaryDirectory(prefix="webwinnow-report-") as tmp:
+        write(os.path.join(tmp, "report"))
+        storage.delete_tree(target)
+        storage.upload_tree(os.path.join(tmp, "report"), target)
+    return storage.child(target, "index.html")
