@@ -1,4 +1,4 @@
-"""Crawl files read from S3: a local S3 server (moto's server mode, on 127.0.0.1) holds the
+"""S3 for real. Crawl files read from S3: a local S3 server (moto's server mode, on 127.0.0.1) holds the
 sample crawl; runs over its folder and over a manifest of it give the same tables as the same
 files read from disk, and its failures are one-line errors.
 
@@ -44,7 +44,7 @@ def s3(tmp_path_factory, sample_dir):
         server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                                   stdout=fh, stderr=subprocess.STDOUT)
     env = {**os.environ, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "testing",
-           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1", "SAMPLE": str(sample_dir)}
     try:
         deadline = time.time() + 60
         while True:
@@ -177,3 +177,61 @@ def test_missing_objects_and_unknown_buckets_are_one_line_errors(s3, tmp_path):
         assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
         assert re.search(message, lines[0]), lines[0]
         assert not (tmp_path / "out").exists()
+
+
+def test_an_s3a_out_without_the_connector_is_one_line_naming_it(s3):
+    """Tables are written by Spark through Hadoop: without hadoop-aws the run stops before any
+    stage with the exact package to add, and nothing is written to the bucket."""
+    import boto3
+
+    first = sorted(Path(s3["SAMPLE"]).glob("*.warc.gz"))[0]
+    done = _webwinnow(s3, "extract", str(first), "--out", f"s3a://{BUCKET}/out")
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = [line for line in done.stderr.strip().splitlines() if line.startswith("webwinnow: error")]
+    assert len(lines) == 1 and "Traceback" not in done.stderr
+    assert re.search(r"Spark \(Hadoop (\d+\.\d+\.\d+)\) has no filesystem for s3a:// .*"
+                     r"--packages org\.apache\.hadoop:hadoop-aws:\1 .*nothing was committed", lines[0]), lines[0]
+    client = boto3.client("s3", endpoint_url=s3["AWS_ENDPOINT_URL"], region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    assert client.list_objects_v2(Bucket=BUCKET, Prefix="out").get("KeyCount") == 0
+
+
+def test_generations_commit_and_collect_on_s3(s3, monkeypatch):
+    """The commit protocol's store side on a real S3 API: tables the driver writes (pyarrow),
+    their metadata, the commit record, the pointers of a stage run alone and the collection."""
+    import pyarrow as pa
+
+    from webwinnow import commit, storage
+    from webwinnow.config import load_config
+    from webwinnow.tables import read_arrow, table_meta, write_arrow
+
+    for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
+        monkeypatch.setenv(k, s3[k])
+    storage._root.cache_clear()
+    cfg = load_config([], {})
+    out = f"s3a://{BUCKET}/gens"
+    try:
+        commit.check_out(out, fresh=True, force=False)
+        gen1, resumed = commit.begin(out, "webwinnow run", resume=False)
+        assert not resumed
+        curve = pa.table({"rank": [1, 2], "rank_last": [1, 5], "docs": [9, 2], "hashes": [1, 4]})
+        write_arrow(curve, gen1, "rank_freq", cfg, "hash_freq")
+        write_arrow(curve, gen1, "clusters_like", cfg, "clusters")
+        record = commit.publish(out, gen1, ("rank_freq", "clusters_like"))
+        assert record["tables"]["rank_freq"] == f"{gen1}/rank_freq"
+        assert read_arrow(record["tables"]["rank_freq"].rsplit("/", 1)[0], "rank_freq").equals(curve)
+        commit.check_out(out, fresh=False, force=False)  # an output webwinnow wrote: accepted
+        # a stage alone rewrites one table; the other is a pointer, the replaced one is collected
+        gen2, _ = commit.begin(out, "webwinnow clusters", resume=False)
+        assert commit.inherit(gen2, out, ("rank_freq", "clusters_like")) == ["clusters_like", "rank_freq"]
+        assert table_meta(gen2, "rank_freq")["data"] == f"{gen1}/rank_freq"
+        assert read_arrow(gen2, "rank_freq").equals(curve)  # read through the pointer
+        write_arrow(curve.slice(0, 1), gen2, "clusters_like", cfg, "clusters")
+        record = commit.publish(out, gen2, ("rank_freq", "clusters_like"))
+        assert record["tables"] == {"rank_freq": f"{gen1}/rank_freq", "clusters_like": f"{gen2}/clusters_like"}
+        names = {e.name for e in storage.walk(out)}
+        assert f"s3://{BUCKET}/gens/runs/{storage.basename(gen1)}/clusters_like" not in names
+        assert f"s3://{BUCKET}/gens/runs/{storage.basename(gen1)}/rank_freq/part-00000.zstd.parquet" in names
+        assert commit.current_tables(out) == record["tables"]
+    finally:
+        storage._root.cache_clear()
