@@ -92,12 +92,35 @@ def _root(scheme: str, authority: str) -> tuple[Any, str]:
     try:
         fs, root = pafs.FileSystem.from_uri(f"{scheme}://{authority}/")
     except (OSError, ValueError) as exc:  # pyarrow.lib.ArrowInvalid is a ValueError
-        if "Unrecognized filesystem" in str(exc):
+        if "Unrecognized filesystem" not in str(exc):
+            raise StorageError(f"{scheme}://{authority}/: {_first_line(exc)}{_ADVICE}") from None
+        found = _fsspec(scheme, authority)
+        if found is None:
             raise StorageError(f"{scheme}://{authority}/: {scheme}:// is not a store webwinnow reads (it reads "
-                               "local paths, file://, s3:// or s3a://, gs:// and hdfs://): download the files, "
-                               "or name them on one of those") from None
-        raise StorageError(f"{scheme}://{authority}/: {_first_line(exc)}{_ADVICE}") from None
+                               "local paths, file://, s3:// or s3a://, gs://, hdfs://, http(s):// and what "
+                               "fsspec knows): download the files, or name them on one of those") from None
+        return found
     return fs, root.rstrip("/")
+
+
+def _fsspec(scheme: str, authority: str) -> tuple[Any, str] | None:
+    """A store pyarrow has no filesystem for but fsspec has (https:// -- Common Crawl's
+    data.commoncrawl.org --, az://, ...), wrapped so the rest of this module cannot tell."""
+    try:
+        import fsspec.core
+        import pyarrow.fs as pafs
+    except ImportError:
+        return None
+    if scheme not in fsspec.available_protocols():
+        return None
+    try:
+        fs, root = fsspec.core.url_to_fs(f"{scheme}://{authority}/")
+    except ImportError:  # the store's fsspec package (adlfs, ...) is not installed
+        return None
+    except Exception as exc:  # noqa: BLE001 - whatever the store's package raises on connecting
+        raise StorageError(f"{scheme}://{authority}/: {_first_line(exc)}{_ADVICE}") from None
+    root = root.rstrip("/")
+    return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), root
 
 
 def locate(name: str) -> tuple[Any, str]:

@@ -63,6 +63,8 @@ def s3(tmp_path_factory, sample_dir):
         names = sorted(p.name for p in sample_dir.glob("*.warc.gz"))
         for name in names:
             client.upload_file(str(sample_dir / name), BUCKET, f"sample/{name}")
+            # readable without credentials too: the server is then a web server of crawl files
+            client.put_object_acl(Bucket=BUCKET, Key=f"sample/{name}", ACL="public-read")
         relative = "".join(f"sample/{n}\n" for n in names)
         client.put_object(Bucket=BUCKET, Key="lists/warc.paths.gz", Body=gzip.compress(relative.encode()))
         # Hadoop's spelling of the same objects, as a manifest written for Spark might use
@@ -235,3 +237,26 @@ def test_generations_commit_and_collect_on_s3(s3, monkeypatch):
         assert commit.current_tables(out) == record["tables"]
     finally:
         storage._root.cache_clear()
+
+
+def test_crawl_files_over_http_read_as_from_disk(s3, sample_dir, tmp_path):
+    """https:// (Common Crawl's data.commoncrawl.org) through fsspec: a manifest's lines under an
+    http --prefix are checked with HEAD requests (a web server has no listing) and read in ranged
+    GETs; every row equals the row read from disk but for the location and the id made from it."""
+    from webwinnow.config import ExtractConfig
+    from webwinnow.crawl.inputs import list_inputs
+    from webwinnow.crawl.records import file_rows
+
+    names = sorted(p.name for p in sample_dir.glob("*.warc.gz"))
+    manifest = tmp_path / "warc.paths"
+    manifest.write_text("".join(f"sample/{n}\n" for n in names) * 3)  # repeated lines are one file
+    web = f"{s3['AWS_ENDPOINT_URL']}/{BUCKET}/"
+    files = list_inputs([str(manifest)], prefix=web)
+    assert [(f.path, f.size) for f in files] == [(f"{web}sample/{n}", (sample_dir / n).stat().st_size) for n in names]
+    cfg = ExtractConfig()
+    for f, name in zip(files, names, strict=True):
+        def plain(rows):
+            return [{k: v for k, v in r.items() if k not in ("doc_id", "file")} for r in rows]
+        assert plain(file_rows(f.path, cfg)) == plain(file_rows(str(sample_dir / name), cfg))
+    with pytest.raises(Exception, match=r"1 input path does not exist: http://127\.0\.0\.1:\d+/crawls/sample/gone"):
+        list_inputs([f"{web}sample/gone.warc.gz"])

@@ -58,8 +58,8 @@ def test_a_text_file_is_a_manifest_only_when_every_line_names_a_crawl_file(crawl
 
 def test_unknown_stores_and_odd_inputs_are_refused(crawl):
     manifest = crawl / "remote.paths"
-    manifest.write_text("https://data.commoncrawl.org/crawl-data/x.warc.gz\n")
-    with pytest.raises(UserError, match=r"^input https://data.commoncrawl.org/: https:// is not a store webwinnow "
+    manifest.write_text("gopher://archive.example/crawl-data/x.warc.gz\n")
+    with pytest.raises(UserError, match=r"^input gopher://archive.example/: gopher:// is not a store webwinnow "
                                         r"reads .*: download the files, or name them on one of those$"):
         list_inputs([str(manifest)])
     (crawl / "page.html").write_text("<html></html>")
@@ -121,7 +121,7 @@ def test_manifest_prefix_limit_and_sample(tmp_path):
     partial = _crawl_files(tmp_path / "partial" / "crawl-data" / "warc", names[:3])
     assert len(list_inputs([str(manifest)], prefix=str(tmp_path / "partial"), limit=3)) == 3 and partial.exists()
     for bad, message in (({"limit": 0}, "--limit"), ({"sample": 0.0}, "--sample"), ({"sample": 1.5}, "--sample"),
-                         ({"prefix": str(tmp_path / "absent")}, "--prefix"), ({"prefix": "ftp://host/"}, "not a store")):
+                         ({"prefix": str(tmp_path / "absent")}, "--prefix"), ({"prefix": "gopher://host/"}, "not a store")):
         with pytest.raises(UserError, match=message):
             list_inputs([str(manifest)], **bad)
     with pytest.raises(UserError, match="keeps none"):

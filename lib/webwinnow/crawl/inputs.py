@@ -122,12 +122,14 @@ def _look_up(names: list[str]) -> dict[str, storage.Entry | None]:
         by_folder[storage.parent(name)].append(name)
     found: dict[str, storage.Entry | None] = {}
     for folder, members in sorted(by_folder.items()):
+        listed: dict[str, storage.Entry] = {}
         if len(members) >= _LIST_FROM:
             try:
-                listed = {e.name: e for e in storage.walk(folder, recursive=False)} \
-                    if _info(folder) is not None else {}
-            except storage.StorageError as exc:
-                raise UserError(f"input {exc}") from None
+                if _info(folder) is not None:
+                    listed = {e.name: e for e in storage.walk(folder, recursive=False)}
+            except (storage.StorageError, UserError):
+                listed = {}  # a store without listings (a web server): ask file by file
+        if any(m in listed for m in members):
             found.update({m: listed.get(m) for m in members})
         else:
             found.update({m: _info(m) for m in members})
@@ -155,10 +157,14 @@ def list_inputs(specs: list[str] | tuple[str, ...], prefix: str | None = None, l
     if sample is not None and not 0 < sample <= 1:
         raise UserError(f"--sample must be a fraction in (0, 1], got {sample}")
     if prefix is not None:
-        entry = _info(prefix)
-        if entry is None and not storage.is_uri(storage.canonical(prefix)) or entry is not None and not entry.is_dir:
-            raise UserError(f"--prefix {prefix} is not a folder: give the folder relative manifest lines are under")
         prefix = storage.canonical(prefix)
+        if storage.is_uri(prefix):  # on a store a prefix is a string: its files are checked one by one
+            try:
+                storage.locate(prefix)
+            except storage.StorageError as exc:
+                raise UserError(f"--prefix {exc}") from None
+        elif (entry := _info(prefix)) is None or not entry.is_dir:
+            raise UserError(f"--prefix {prefix} is not a folder: give the folder relative manifest lines are under")
     named: dict[str, tuple[str, storage.Entry | None]] = {}
     for spec in specs:
         for name, listed_in, entry in _expand(str(spec), prefix):
