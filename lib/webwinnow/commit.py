@@ -11,7 +11,7 @@ not rewrite are pointers there (their ``_webwinnow.json`` with ``"data"``: where
 
 Readers: `current_tables(OUT)` (or the record's ``"tables"``) gives each table's location.
 Stores have no locks: two commands on one OUT each build their own generation; the one that
-commits last is the current run, and neither is mixed with the other.
+began last commits, the other is told its result was not committed, and neither is mixed.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ def is_store(out: str) -> bool:
 
 def generation_id() -> str:
     """Sortable by time (collection deletes only older generations), unique across machines."""
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(4)
+    now = time.time_ns()
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f".{now % 10**9 // 1000:06d}Z-" \
+        + secrets.token_hex(4)
 
 
 def _json(name: str) -> dict | None:
@@ -145,7 +147,15 @@ def inherit(gen: str, out: str, tables: tuple[str, ...]) -> list[str]:
 
 
 def publish(out: str, gen: str, tables: tuple[str, ...]) -> dict[str, Any]:
-    """Commit: write the record naming the generation's tables, then collect what it no longer names."""
+    """Commit: write the record naming the generation's tables, then collect what it no longer names.
+
+    Generations only move forward: a command that began before the run committed meanwhile (two
+    commands on one OUT) does not commit over it, and says so.
+    """
+    current = read_current(out)
+    if current is not None and current["generation"] > storage.basename(gen):
+        raise UserError(f"{out}: a newer run ({current['generation']}) was committed while this command ran; "
+                        f"its tables were not committed (they stay in {gen} until the next commit collects them)")
     located = {}
     for t in tables:
         meta = _json(storage.child(gen, t, CONFIG_FILE))

@@ -260,3 +260,23 @@ def test_crawl_files_over_http_read_as_from_disk(s3, sample_dir, tmp_path):
         assert plain(file_rows(f.path, cfg)) == plain(file_rows(str(sample_dir / name), cfg))
     with pytest.raises(Exception, match=r"1 input path does not exist: http://127\.0\.0\.1:\d+/crawls/sample/gone"):
         list_inputs([f"{web}sample/gone.warc.gz"])
+
+
+def test_a_command_older_than_the_committed_run_does_not_commit_over_it(s3, monkeypatch):
+    from webwinnow import commit, storage
+    from webwinnow.errors import UserError
+
+    for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
+        monkeypatch.setenv(k, s3[k])
+    storage._root.cache_clear()
+    out = f"s3://{BUCKET}/race"
+    try:
+        older, _ = commit.begin(out, "webwinnow run", resume=False)
+        newer, _ = commit.begin(out, "webwinnow run", resume=False)
+        assert storage.basename(older) < storage.basename(newer)
+        commit.publish(out, newer, ())
+        with pytest.raises(UserError, match="a newer run .* was committed while this command ran"):
+            commit.publish(out, older, ())
+        assert commit.read_current(out)["generation"] == storage.basename(newer)
+    finally:
+        storage._root.cache_clear()
