@@ -22,7 +22,7 @@ run: $(STAMP) $(if $(filter $(SAMPLE),$(INPUT)),$(SAMPLE)/planted.json)
 	$(VENV)/bin/webwinnow run $(INPUT) --out $(OUT) --conf $(CONF)
 
 test: lint browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 # The unit tests: no JVM, no browser.
 test-fast: $(STAMP)

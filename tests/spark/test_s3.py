@@ -138,18 +138,10 @@ def test_a_crawl_on_s3_gives_the_tables_of_the_same_files_on_disk(s3_run, sample
     assert files == {f"s3://{BUCKET}/sample/{p.name}" for p in sample_dir.glob("*.warc.gz")}
 
 
-def test_a_manifest_on_s3_with_relative_lines_and_a_prefix(s3, s3_run, tmp_path):
-    out = tmp_path / "manifest"
-    done = _webwinnow(s3, "extract", f"s3://{BUCKET}/lists/warc.paths.gz", "--prefix", f"s3://{BUCKET}/",
-                      "--out", str(out))
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert pq.read_table(out / "documents").sort_by("doc_id").equals(
-        pq.read_table(s3_run / "documents").sort_by("doc_id"))
-
-
-def test_hadoop_spellings_name_the_same_objects(s3, s3_run, monkeypatch):
+def test_manifests_globs_and_hadoop_spellings_name_the_same_objects(s3, s3_run, monkeypatch):
     """s3a:// lines (a manifest written for Spark) are read as s3://: the same locations, so the
-    same document ids; sizes and times come from the store."""
+    same document ids; sizes and times come from the store; a manifest with --prefix, a glob and
+    the folder name the same files."""
     from webwinnow import storage
     from webwinnow.crawl.inputs import list_inputs
 
@@ -159,11 +151,16 @@ def test_hadoop_spellings_name_the_same_objects(s3, s3_run, monkeypatch):
     try:
         files = list_inputs([f"s3a://{BUCKET}/lists/absolute.paths"], limit=2)
         listed = list_inputs([f"s3://{BUCKET}/sample/*.warc.gz"])
+        # Common Crawl's layout: a gzipped manifest of relative lines, resolved under --prefix
+        relative = list_inputs([f"s3://{BUCKET}/lists/warc.paths.gz"], prefix=f"s3a://{BUCKET}/")
+        folder = list_inputs([f"s3://{BUCKET}/sample/"])
     finally:
         storage._root.cache_clear()
     documents = set(pq.read_table(s3_run / "documents").column("warc_file").to_pylist())
     assert [f.path for f in files] == sorted(documents)[:2]
     assert [f.path for f in listed] == sorted(documents)
+    # the same files, sizes and times whichever way they are named: so the same run
+    assert relative == folder == listed
     assert all(f.size > 1000 and f.mtime_ns for f in listed)
 
 
