@@ -154,3 +154,19 @@ def pair_seeds(rows: list[tuple[int, int, int]], max_df: int) -> dict[tuple[int,
             if ha == hb and da < db and len(docs_of[ha]) <= max_df:
                 out.setdefault((da, db), []).append((ha, pa, pb))
     return out
+
+
+def longest_gap(selected: list[int], n: int) -> int:
+    """The longest run of consecutive indices in range(n) none of which is in selected."""
+    chosen, best, run = set(selected), 0, 0
+    for i in range(n):
+        run = 0 if i in chosen else run + 1
+        best = max(best, run)
+    return best
+
+
+def unselected_windows(selected: list[int], n: int, w: int) -> tuple[int, int]:
+    """Every window [i, i + w) in range(n) checked for a selected index, one by one."""
+    chosen = set(selected)
+    starts = range(n - w + 1)
+    return sum(1 for i in starts if not any(j in chosen for j in range(i, i + w))), len(starts)

@@ -17,7 +17,6 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import sys
 import tempfile
 import threading
@@ -90,6 +89,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("run", parents=[inputs, common, fresh, winnow, pairing, clustering], help="run every stage")
     for s in STAGES:
         sub.add_parser(s.name, parents=[common, *(groups[g] for g in s.options)], help=s.help)
+    paper = sub.add_parser("paper-tables", help="the paper's density, gap and power-law measurements on a run")
+    paper.add_argument("--out", required=True, help="a run's output folder (or its URI on a store)")
+    paper.add_argument("--json", action="store_true", help="print the numbers as one JSON object instead")
+    paper.add_argument("--mod-p", type=int, metavar="P", help="the 0 mod P baseline (default: (w+1)/2, "
+                       "the same expected density as winnowing)")
+    paper.add_argument("--max-docs", type=int, metavar="N", help="measure only the first N documents")
     sample = sub.add_parser("sample", help="write the project's deterministic sample crawl")
     sample.add_argument("out", metavar="OUT_DIR")
     sample.add_argument("--pages", type=int, default=300)
@@ -322,33 +327,6 @@ def _kernels_cached() -> bool:
         return os.path.exists(kernel._fingerprint_batch._cache._cache_file._index_path)
     except AttributeError:
         return True  # a Numba without this layout: say nothing rather than guess
-
-
-_SAMPLE_FILE = re.compile(r"sample-\d{5}\.warc\.gz")
-
-
-def _clear_old_sample(out: Path) -> None:
-    """Let `webwinnow sample OUT` write only into a new or empty folder, or over a sample it wrote
-    before (whose WARC files it then removes, so none of an older, larger sample is left);
-    anything else raises ValueError, and nothing is touched."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"{out} is a file: give a folder for the sample crawl")
-    names = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
-    if not names:
-        return
-    foreign = [n for n in names if n != "planted.json" and not _SAMPLE_FILE.fullmatch(n)]
-    try:
-        planted = json.loads((out / "planted.json").read_text(encoding="utf-8"))
-        ours = isinstance(planted, dict) and {"seed", "pages", "copies"} <= planted.keys()
-    except (OSError, ValueError):
-        ours = False
-    if foreign or not ours:
-        shown = ", ".join((foreign or names)[:5]) + (" ..." if len(foreign or names) > 5 else "")
-        raise ValueError(f"{out} holds files that are not a webwinnow sample ({shown}): "
-                         "write the sample into a new or empty folder")
-    for name in names:
-        if _SAMPLE_FILE.fullmatch(name):
-            (out / name).unlink()
 
 
 def _input_bytes(plan: Plan, out: Path | str) -> int:
@@ -632,14 +610,18 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
     """Run the command line argv; returns the exit status. capture: send the process's stdout and
     stderr (the JVM's, the workers') to OUT/run.log; only when webwinnow is the whole process."""
     args = _parser().parse_args(argv)
+    if args.command == "paper-tables":
+        from .papertables import command
+
+        return command(args)
     if args.command == "sample":
-        from .sample import write_sample
+        from .sample import clear_old_sample, write_sample
 
         try:
             if storage.is_uri(storage.canonical(args.out)):
                 raise ValueError(f"{args.out}: the sample is written to a local folder; upload it afterwards")
             args.out = storage.canonical(args.out)
-            _clear_old_sample(Path(args.out))
+            clear_old_sample(Path(args.out))
             info = write_sample(args.out, pages=args.pages, seed=args.seed, site_tag=args.site_tag)
         except ValueError as exc:
             print(f"webwinnow: error: {exc}", file=sys.stderr)

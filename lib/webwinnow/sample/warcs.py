@@ -7,7 +7,9 @@ import io
 import json
 import os
 import random
+import re
 import uuid
+from pathlib import Path
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -251,3 +253,29 @@ def main(argv=None) -> int:
         print(f"{key}: {summary[key]}")
     return 0
 
+
+_SAMPLE_FILE = re.compile(r"sample-\d{5}\.warc\.gz")
+
+
+def clear_old_sample(out: Path) -> None:
+    """Let `webwinnow sample OUT` write only into a new or empty folder, or over a sample it wrote
+    before (whose WARC files it then removes, so none of an older, larger sample is left);
+    anything else raises ValueError, and nothing is touched."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} is a file: give a folder for the sample crawl")
+    names = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if not names:
+        return
+    foreign = [n for n in names if n != "planted.json" and not _SAMPLE_FILE.fullmatch(n)]
+    try:
+        planted = json.loads((out / "planted.json").read_text(encoding="utf-8"))
+        ours = isinstance(planted, dict) and {"seed", "pages", "copies"} <= planted.keys()
+    except (OSError, ValueError):
+        ours = False
+    if foreign or not ours:
+        shown = ", ".join((foreign or names)[:5]) + (" ..." if len(foreign or names) > 5 else "")
+        raise ValueError(f"{out} holds files that are not a webwinnow sample ({shown}): "
+                         "write the sample into a new or empty folder")
+    for name in names:
+        if _SAMPLE_FILE.fullmatch(name):
+            (out / name).unlink()
