@@ -28,7 +28,7 @@ from typing import Any
 from . import __version__, storage
 from .config import RunConfig, default_config_files, load_config
 from .console import Console
-from .errors import TooManyFailures, UserError, environment_failure
+from .errors import TooManyFailures, UserError, environment_failure, interrupted_by
 from .stages import STAGES, Stage, downstream, recipe, stage, stale_tables
 
 FRESH = ("run", "extract")
@@ -630,6 +630,29 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
               f"{info['planted_copies']} planted copies in {os.path.abspath(args.out)}")
         return 0
     console = Console(quiet=args.quiet, verbose=args.verbose)
+    current: list[Plan] = []  # the plan, once made: what an interrupt message names
+    try:
+        try:
+            return _command(args, console, capture, current)
+        except Exception as exc:
+            if not interrupted_by(exc):
+                raise
+            raise KeyboardInterrupt from exc
+    except KeyboardInterrupt:
+        # Ctrl-C reaches the Python workers too, and cleanup calls into an interrupted JVM can
+        # fail on the way out: whichever error surfaces first, the run was interrupted.
+        plan = current[0] if current else None
+        if plan is None or not plan.fresh:
+            where = f"{plan.final}: finished tables were kept, the interrupted one is unchanged" if plan else "nothing changed"
+            console.error(f"interrupted; {where}")
+        else:
+            console.error(f"interrupted; {plan.out_uri or plan.final} unchanged; rerun with --resume to continue")
+        return 130
+    finally:
+        console.close()
+
+
+def _command(args, console: Console, capture: bool, current: list) -> int:
     plan = None
     try:
         try:
@@ -637,6 +660,7 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
         except ValueError as exc:  # the config's own checks: a bad value given by the user
             raise UserError(str(exc)) from None
         plan = Plan(args, cfg)
+        current.append(plan)
         plan.check()
         run_stages(plan, console, capture=capture)
         return 0
@@ -650,6 +674,8 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
         console.error(f"error: {exc}")
         return exc.exit_code
     except Exception as exc:
+        if interrupted_by(exc):
+            raise
         failure = environment_failure(exc, str(plan.final) if plan else "the output")
         if failure is None:
             raise  # a bug: keep the traceback
@@ -661,15 +687,6 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
             if kept:
                 console.error(f"removed the unfinished run's tables to free the space; kept {kept} in {plan.staging}")
         return failure.exit_code
-    except KeyboardInterrupt:
-        if plan is None or not plan.fresh:
-            where = f"{plan.final}: finished tables were kept, the interrupted one is unchanged" if plan else "nothing changed"
-            console.error(f"interrupted; {where}")
-        else:
-            console.error(f"interrupted; {plan.out_uri or plan.final} unchanged; rerun with --resume to continue")
-        return 130
-    finally:
-        console.close()
 
 
 def entry() -> None:

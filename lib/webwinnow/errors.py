@@ -50,6 +50,12 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+def interrupted_by(exc: BaseException) -> bool:
+    """Whether exc was raised while a KeyboardInterrupt unwound (a cleanup call into the
+    interrupted JVM that failed in a finally block, say): then the run was interrupted."""
+    return any(isinstance(e, KeyboardInterrupt) for e in _chain(exc))
+
+
 def environment_failure(exc: BaseException, out: str) -> EnvironmentFailure | None:
     """The root cause of exc when it is a full disk or a corrupt Parquet file, else None.
 

@@ -257,3 +257,31 @@ def test_environment_failures_are_told_apart_from_bugs():
         assert environment_failure(chained, "/d/out").kind == "disk_full"
     assert environment_failure(ValueError("a bug"), "/d/out") is None
     assert environment_failure(KeyError("pairs"), "/d/out") is None
+
+
+def _interrupt_then_cleanup_fails(*args, **kwargs):
+    try:
+        raise KeyboardInterrupt
+    finally:  # what a finally block's call into the interrupted JVM does
+        raise RuntimeError("Py4JError: An error occurred while calling o123.unpersist")
+
+
+def _error_then_interrupt(*args, **kwargs):
+    raise RuntimeError("Py4JJavaError: Job aborted: Python worker exited unexpectedly")
+
+
+@pytest.mark.parametrize("stages, slow_signal", [(_interrupt_then_cleanup_fails, False), (_error_then_interrupt, True)])
+def test_an_interrupt_is_an_interrupt_whatever_error_surfaces(tmp_path, crawl_file, capsys, monkeypatch, stages, slow_signal):
+    import webwinnow.cli
+
+    def signal_lands_now(*args):  # the driver's SIGINT handler runs while the job's failure is handled
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(webwinnow.cli, "run_stages", stages)
+    if slow_signal:
+        monkeypatch.setattr(webwinnow.cli, "environment_failure", signal_lands_now)
+    out = tmp_path / "out"
+    assert main(["run", str(crawl_file), "--out", str(out), "--conf", str(CONF)]) == 130
+    err = capsys.readouterr().err
+    assert err == f"webwinnow: interrupted; {out} unchanged; rerun with --resume to continue\n"
+    assert not out.exists()
