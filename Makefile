@@ -16,7 +16,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 PACKAGE_ENV := dist/webwinnow-env.tar.gz
 
-.PHONY: run test test-fast lint bench sample prereqs browser clean package cluster-demo
+.PHONY: run test test-fast lint bench sample prereqs browser clean package cluster-demo notebooks
 
 run: $(STAMP) $(if $(filter $(SAMPLE),$(INPUT)),$(SAMPLE)/planted.json)
 	$(VENV)/bin/webwinnow run $(INPUT) --out $(OUT) --conf $(CONF)
@@ -50,6 +50,12 @@ bench: $(STAMP)
 	$(PY) bench/bench_scaling.py
 
 sample: $(SAMPLE)/planted.json
+
+# Every notebook in notebooks/, top to bottom, on the run in OUT (the sample run, made first when
+# absent): executed copies in build/notebooks/, the figures in OUT/report/figures/.
+notebooks: $(STAMP)
+	@test -f $(OUT)/summary.json || $(MAKE) --no-print-directory run
+	$(PY) notebooks/execute.py --out $(OUT)
 
 # What a cluster needs: the wheel, and a packed virtualenv holding it and its native dependencies
 # (spark-submit --archives dist/webwinnow-env.tar.gz#env --conf spark.pyspark.python=./env/bin/python).

@@ -170,3 +170,31 @@ def unselected_windows(selected: list[int], n: int, w: int) -> tuple[int, int]:
     chosen = set(selected)
     starts = range(n - w + 1)
     return sum(1 for i in starts if not any(j in chosen for j in range(i, i + w))), len(starts)
+
+
+def pairs_under_cap(rows: list[tuple[int, int]], cap: int, min_shared: int) -> set[tuple[int, int]]:
+    """Document pairs sharing at least min_shared distinct hashes that are in 2..cap documents,
+    from (hash, doc) rows: every hash's documents, every two of them, counted."""
+    docs_of: dict[int, set[int]] = {}
+    for h, d in rows:
+        docs_of.setdefault(h, set()).add(d)
+    shared: dict[tuple[int, int], int] = {}
+    for docs in docs_of.values():
+        if 2 <= len(docs) <= cap:
+            for a in docs:
+                for b in docs:
+                    if a < b:
+                        shared[(a, b)] = shared.get((a, b), 0) + 1
+    return {p for p, n in shared.items() if n >= min_shared}
+
+
+def doc_frequency_counts(per_doc_hashes: list[list[int]]) -> dict[int, int]:
+    """(document frequency -> distinct hashes with it) by counting each document's set."""
+    df: dict[int, int] = {}
+    for hashes in per_doc_hashes:
+        for h in set(hashes):
+            df[h] = df.get(h, 0) + 1
+    out: dict[int, int] = {}
+    for n in df.values():
+        out[n] = out.get(n, 0) + 1
+    return out

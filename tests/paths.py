@@ -13,6 +13,7 @@ REAL = SHARED / "data" / "warc" / "real"
 MALFORMED = SHARED / "data" / "warc" / "malformed"
 BADWARC = SHARED / "data" / "badwarc"
 CONF = REPO / "conf" / "webwinnow.toml"
+QUICK = REPO / "tests" / "quick.toml"  # no figures page: for runs that test running, not the report
 
 
 def need(path: Path) -> Path:

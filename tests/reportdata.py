@@ -138,7 +138,8 @@ def written(tmp_path: Path, **kw) -> Path:
 
 
 # Relative links the report makes: page files, pair pages, in-page anchors, stats.json, the plot.
-RELATIVE = re.compile(r"(\.\./)?(index\.html|boilerplate\.html|stats\.json|pairs-\d{3,}\.html|pair/-?\d+--?\d+\.html|-?\d+--?\d+\.html)|#[ab]\d+")
+RELATIVE = re.compile(r"(\.\./)?(index\.html|boilerplate\.html|figures\.html|stats\.json|pairs-\d{3,}\.html|pair/-?\d+--?\d+\.html|"
+                      r"-?\d+--?\d+\.html)|#[ab]\d+|figures/[a-z_]+\.png|#[a-z_]+\.png")
 
 
 def check_safe_markup(path: Path) -> None:
@@ -151,14 +152,14 @@ def check_safe_markup(path: Path) -> None:
     tags = {t for t, _ in dom.tags}
     assert tags <= {"html", "head", "meta", "title", "style", "body", "main", "nav", "h1", "h2", "h3", "p", "b", "br",
                     "span", "a", "div", "dl", "dt", "dd", "section", "table", "thead", "tbody", "tr", "th", "td",
-                    "mark", "code", "img"}, (path, tags)
+                    "mark", "code", "img", "ul", "li"}, (path, tags)
     for tag, attrs in dom.tags:
         for name, value in attrs.items():
             assert not name.startswith("on"), (path, tag, name)
             if name == "href":
                 assert value and (RELATIVE.fullmatch(value) or safe_href(value) == value), (path, value)
             if name == "src":
-                assert tag == "img" and value == "rank_frequency.png", (path, value)
+                assert tag == "img" and re.fullmatch(r"rank_frequency\.png|figures/[a-z_]+\.png", value), (path, value)
     metas = dom.named("meta")
     assert {"http-equiv": "Content-Security-Policy", "content": CSP} in metas, path
     assert "default-src 'none'" in CSP and "img-src 'self'" in CSP and "style-src 'unsafe-inline'" in CSP

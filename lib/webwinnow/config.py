@@ -85,12 +85,13 @@ class PairsConfig:
     report_pairs: int = 1000  # pairs listed in the report (paged)
     report_details: int = 200  # side-by-side pages
     report_hashes: int = 200  # most frequent fingerprints on the boilerplate page
+    report_figure_docs: int = 2000  # documents sampled for the report's figures page; 0 = no figures
 
     def __post_init__(self) -> None:
         for name in ("max_df", "min_shared", "pair_budget", "max_spans", "max_chars", "report_pairs",
-                     "report_details", "report_hashes"):
+                     "report_details", "report_hashes", "report_figure_docs"):
             value = getattr(self, name)
-            low = 0 if name == "max_df" else 1
+            low = 0 if name in ("max_df", "report_figure_docs") else 1
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value < 2**63:
                 raise ValueError(f"pairs.{name} must be an integer >= {low} and < 2**63, got {value!r}")
         if not 0.0 <= float(self.cluster_resemblance) <= 1.0:

@@ -22,21 +22,7 @@ from typing import Any
 
 from . import storage
 from .errors import UserError
-
-
-def _folder(out: str) -> str:
-    """The folder holding the run's tables: OUT itself, or the committed generation on a store."""
-    from .commit import CURRENT, is_store, read_current
-
-    folder = storage.canonical(out)
-    if not is_store(out) and storage.info(storage.child(folder, CURRENT)) is None:
-        if storage.info(folder) is None:
-            raise UserError(f"{out} does not exist: give the --out of a webwinnow run")
-        return folder
-    record = read_current(out)
-    if record is None:
-        raise UserError(f"{out} has no committed webwinnow run: run 'webwinnow run INPUT... --out {out}' first")
-    return storage.parent(record["summary"])
+from .explore.run import run_folder
 
 
 def _texts(folder: str, max_docs: int | None):
@@ -58,8 +44,10 @@ def _texts(folder: str, max_docs: int | None):
                     return
 
 
-def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = None) -> dict[str, Any]:
-    """The measurements as one JSON-able dict (see the module's docstring)."""
+def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = None,
+                 folder: str | None = None) -> dict[str, Any]:
+    """The measurements as one JSON-able dict (see the module's docstring); folder: where the
+    run's tables are, when known (else found from out)."""
     import numpy as np
 
     from .analysis.selection import longest_gap, unselected_windows
@@ -68,14 +56,14 @@ def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = N
 
     if max_docs is not None and max_docs < 1:
         raise UserError(f"--max-docs must be at least 1, got {max_docs}")
-    folder = _folder(out)
+    folder = folder or run_folder(out)
     made = read_table_config(folder, "fingerprints")["config"]["winnow"]
     k, w, robust, run_mod_p = made["k"], made["w"], made["robust"], made.get("mod_p", 0)
     p = mod_p if mod_p is not None else max(1, round((w + 1) / 2))  # the same expected density
     if p < 1:
         raise UserError(f"--mod-p must be at least 1, got {p}")
     started = time.time()
-    docs = chars = kgrams = 0
+    docs = chars = text_bytes = kgrams = 0
     tally = {"winnowing": [0, 0, 0], "mod_p": [0, 0, 0]}  # selected, longest gap, windows missed
     windows = 0
     for texts in _texts(folder, max_docs):
@@ -86,6 +74,7 @@ def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = N
             hashes, _ = kgram_hashes(text, k)
             n = int(hashes.shape[0])
             chars += len(text)
+            text_bytes += len(text.encode("utf-8", "surrogatepass"))  # the paper counts bytes
             kgrams += n
             if n == 0:
                 continue
@@ -102,7 +91,7 @@ def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = N
     stored = table_stats(folder, "fingerprints") or {}
     result: dict[str, Any] = {
         "k": k, "w": w, "t": w + k - 1, "robust": robust,
-        "documents": docs, "text_chars": chars, "kgrams": kgrams,
+        "documents": docs, "text_chars": chars, "text_bytes": text_bytes, "kgrams": kgrams,
         "winnowing": {
             "fingerprints": tally["winnowing"][0],
             "density": tally["winnowing"][0] / kgrams if kgrams else None,
@@ -144,6 +133,7 @@ def format_tables(r: dict[str, Any]) -> list[str]:
         ("", "winnowing", f"0 mod {mp['p']}"),
         ("documents", f"{r['documents']:,}", f"{r['documents']:,}"),
         ("text characters", f"{r['text_chars']:,}", f"{r['text_chars']:,}"),
+        ("text bytes (UTF-8)", f"{r['text_bytes']:,}", f"{r['text_bytes']:,}"),
         ("k-gram hashes", f"{r['kgrams']:,}", f"{r['kgrams']:,}"),
         ("fingerprints", f"{win['fingerprints']:,}", f"{mp['fingerprints']:,}"),
         ("density", _pct(win["density"], 3), _pct(mp["density"], 3)),

@@ -184,8 +184,9 @@ def _parquet_files(out: str | Path, table: str) -> list[str]:
                   if e.name.endswith(".parquet") and not storage.basename(e.name).startswith((".", "_")))
 
 
-def read_arrow(out: str | Path, table: str, columns: list[str] | None = None):
-    """A small table read on the driver with pyarrow: no Spark job for a few thousand rows."""
+def read_arrow(out: str | Path, table: str, columns: list[str] | None = None, filters=None):
+    """A table read on the driver with pyarrow (no Spark job): the columns given, the rows that
+    pass `filters` (pyarrow's DNF filters, e.g. [("doc_id", "in", ids)])."""
     import pyarrow.parquet as pq
 
     from .schemas import TABLE_SCHEMAS
@@ -195,7 +196,7 @@ def read_arrow(out: str | Path, table: str, columns: list[str] | None = None):
         schema = TABLE_SCHEMAS[table]
         return schema.empty_table().select(columns) if columns else schema.empty_table()
     fs = storage.locate(files[0])[0]
-    return pq.ParquetDataset([storage.locate(f)[1] for f in files], filesystem=fs).read(columns=columns)
+    return pq.ParquetDataset([storage.locate(f)[1] for f in files], filesystem=fs, filters=filters).read(columns=columns)
 
 
 def row_count(out: str | Path, table: str) -> int:

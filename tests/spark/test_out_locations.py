@@ -20,7 +20,7 @@ from webwinnow import storage
 from webwinnow.cli import main
 from webwinnow.commit import CURRENT, read_current
 
-from paths import CONF, REPO
+from paths import CONF, QUICK, REPO
 
 pytestmark = pytest.mark.spark
 
@@ -54,7 +54,7 @@ def _assert_tables_equal(record: dict, reference: Path) -> None:
 def test_a_uri_out_commits_generations(sample_dir, sample_run, other_filesystem, tmp_path, capsys):
     out = other_filesystem / "nested" / "out"
     uri = f"file://{out}"
-    argv = ["run", str(sample_dir), "--out", uri, "--conf", str(CONF), "-q"]
+    argv = ["run", str(sample_dir), "--out", uri, "--conf", str(CONF), "--conf", str(QUICK), "-q"]
     assert main(argv) == 0
     first = read_current(uri)
     assert sorted(p.name for p in out.iterdir()) == [".webwinnow-output", CURRENT, "runs"]

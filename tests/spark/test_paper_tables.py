@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import pyarrow.parquet as pq
 import pytest
 
 from webwinnow.cli import main
@@ -20,6 +21,8 @@ def test_paper_tables_json_on_the_sample(sample_run, capsys):
     win, mod = r["winnowing"], r["mod_p"]
     summary = json.loads((sample_run / "summary.json").read_text())
     assert r["kgrams"] == summary["fingerprint"]["kgrams"] and r["documents"] == summary["fingerprint"]["documents"]
+    texts = pq.read_table(sample_run / "documents", columns=["text", "status"]).to_pylist()
+    assert r["text_bytes"] == sum(len(t["text"].encode()) for t in texts if t["status"] == "ok") > r["text_chars"]
     assert win["fingerprints"] == summary["fingerprint"]["fingerprints"] and win["matches_fingerprint_stage"]
     assert abs(win["density"] / win["expected_density"] - 1) < 0.02
     assert win["density"] > r["lower_bound_density"] == 1.5 / 101
@@ -47,7 +50,7 @@ def test_paper_tables_in_the_papers_layout_and_a_slice(sample_run):
 
 def test_paper_tables_refusals_are_one_line(tmp_path, capsys):
     for argv, message in ((["--out", str(tmp_path / "absent")], "does not exist"),
-                          (["--out", str(tmp_path)], "fingerprints is missing"),
+                          (["--out", str(tmp_path)], "holds no webwinnow tables"),
                           (["--out", str(tmp_path), "--max-docs", "0"], "--max-docs must be at least 1")):
         assert main(["paper-tables", *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()

@@ -12,7 +12,7 @@ import pytest
 
 from webwinnow.cli import main
 
-from paths import BADWARC, CONF, REAL, need
+from paths import BADWARC, CONF, QUICK, REAL, need
 
 pytestmark = pytest.mark.spark
 
@@ -69,7 +69,7 @@ def test_retried_tasks_give_the_clean_output(tmp_path, sample_dir, sample_run):
     conf = tmp_path / "inject.toml"
     conf.write_text(f'[extract]\ntask_bytes = 1\n[spark]\nproperties = "{props}"\n')
     out = tmp_path / "retried"
-    argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(conf)]
+    argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK), "--conf", str(conf)]
     assert main(argv + ["--master", "local[2,3]"]) == 0
     clean = sample_run
     for table, key in (("documents", ["doc_id"]), ("ledger", ["file", "offset", "kind", "reason"]),

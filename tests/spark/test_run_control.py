@@ -19,7 +19,7 @@ import pytest
 
 from webwinnow.cli import main
 
-from paths import CONF, REPO
+from paths import CONF, QUICK, REPO
 
 pytestmark = pytest.mark.spark
 
@@ -47,7 +47,7 @@ def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, 
     failing = tmp_path / "fail.toml"
     failing.write_text(f'[spark]\nproperties = "{props}"\n')
     out = tmp_path / "new" / "nested" / "out"  # missing parents are made, as mkdir -p would
-    argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF)]
+    argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK)]
     # local[2] never retries a task: the injected failure fails the passages stage for good
     with pytest.raises(Exception, match="injected failure"):
         main(argv + ["--conf", str(failing), "--master", "local[2]"])
@@ -93,7 +93,7 @@ def test_interrupt_prints_one_line_leaves_out_alone_and_resumes(tmp_path, sample
     shutil.copytree(sample_run, out)  # an earlier complete output: the interrupted run must not touch it
     before = _tree(out)
     env = {**os.environ, "WEBWINNOW_PROGRESS_SECONDS": "1", "PYTHONPATH": str(REPO / "lib")}
-    argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF)]
+    argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK)]
     proc, lines = _start(argv, env)
     deadline = time.time() + 240
     while not any(line.startswith("webwinnow: hash_freq ...") for line in lines):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from paths import CONF, REPO
+from paths import CONF, QUICK, REPO
 
 pytestmark = pytest.mark.spark
 
@@ -25,7 +25,7 @@ def _submit(spark_args: list[str], script_args: list[str], tmp_path: Path) -> di
     env.pop("PYSPARK_GATEWAY_PORT", None)
     out = tmp_path / "out"
     done = subprocess.run([str(SUBMIT), *spark_args, str(REPO / "jobs" / "submit.py"), *script_args,
-                           "--out", str(out), "--conf", str(CONF), "-q"],
+                           "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK), "-q"],
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads((out / "summary.json").read_text())

@@ -28,7 +28,7 @@ def test_hostile_strings_never_become_markup(tmp_path):
     index = written(tmp_path, stats=stats, pairs=pairs, boilerplate=hashes)
     root = index.parent
     files = html_files(root)
-    assert len(files) == 2 + len(pairs)
+    assert len(files) == 3 + len(pairs)  # index, boilerplate, figures and a page per pair
     for path in files:
         check_safe_markup(path)
         source = path.read_text(encoding="utf-8")
@@ -171,7 +171,7 @@ def test_paging_and_detail_pages(tmp_path):
     index = written(tmp_path, pairs=pairs, page_size=50, detail_pages=30)
     root = index.parent
     names = sorted(p.name for p in root.iterdir())
-    assert names == ["boilerplate.html", "index.html", "pair", "pairs-002.html", "pairs-003.html",
+    assert names == ["boilerplate.html", "figures.html", "index.html", "pair", "pairs-002.html", "pairs-003.html",
                      "rank_frequency.png", "stats.json"]
     assert sorted(p.name for p in (root / "pair").iterdir()) == sorted(f"{p.key}.html" for p in pairs[:30])
     # pages hold 50, 50, 20 rows, ranks continue across pages
@@ -279,3 +279,23 @@ def test_odd_python_values_are_written(tmp_path):
     assert dom.column_text("text-a") == "ab?cd copied" and dom.marks[0] == ("text-a", "copied")
     record = json.loads((root / "stats.json").read_text())
     assert (record["documents"], record["density"], record["out"], record["ids"]) == (5, 0.5, "/x/y", [1, 3])
+
+
+def test_the_figures_page_lists_what_the_stage_drew_and_why_one_is_missing(tmp_path):
+    from webwinnow.htmlreport import FigureEntry
+
+    def draw(folder):
+        (folder / "max_df.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+        return [FigureEntry("max_df.png", "The cap", "pairs <b>per</b> cap", "hash_frequencies.ipynb"),
+                FigureEntry("gaps.png", "Gaps", "gaps", error="ValueError: no <documents>")]
+
+    index = written(tmp_path, figures=draw)
+    root = index.parent
+    page = (root / "figures.html").read_text(encoding="utf-8")
+    check_safe_markup(root / "figures.html")
+    assert 'src="figures/max_df.png"' in page and 'src="figures/gaps.png"' not in page
+    assert "Not drawn: ValueError: no &lt;documents&gt;" in page and "pairs &lt;b&gt;per&lt;/b&gt; cap" in page
+    assert (root / "figures" / "max_df.png").exists()
+    written(tmp_path)  # a report without figures replaces it, figures/ included: all of it is the report's
+    assert not (root / "figures").exists()
+    assert "No figures were drawn" in (root / "figures.html").read_text(encoding="utf-8")

@@ -150,3 +150,14 @@ class HashView:
             hosts=row.get("hosts"),
             snippet=row.get("snippet"),
         )
+
+
+@dataclass(frozen=True)
+class FigureEntry:
+    """One PNG of the figures page: its file in figures/, and what it shows."""
+
+    file: str
+    title: str
+    caption: str
+    notebook: str = ""  # the notebook that explores the same numbers further
+    error: str = ""  # why it could not be drawn (then there is no file)

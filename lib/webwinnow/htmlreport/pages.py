@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .highlight import MAX_TEXT_CHARS, esc, render_text
-from .model import HashView, PairView
+from .model import FigureEntry, HashView, PairView
 
 CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
@@ -395,6 +395,7 @@ def nav_html(prefix: str = "") -> str:
         '<nav class="top">'
         f'<a href="{prefix}index.html">summary &amp; top pairs</a>'
         f'<a href="{prefix}boilerplate.html">boilerplate &amp; rank–frequency</a>'
+        f'<a href="{prefix}figures.html">figures</a>'
         f'<a href="{prefix}stats.json">stats.json</a>'
         "</nav>"
     )
@@ -603,3 +604,26 @@ def boilerplate_page(title: str, hashes: Sequence[HashView], fit: Mapping[str, A
         f"<h2>Most frequent fingerprints</h2>{table}"
     )
     return page(f"{title} · boilerplate", body)
+
+
+# ---------------------------------------------------------------------------- figures
+
+
+def figures_page(title: str, entries: Sequence[FigureEntry], note: str = "") -> str:
+    """figures.html: the PNGs of figures/, each with its title and caption (or why it is missing)."""
+    parts = [f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· figures</span></h1>"]
+    if note:
+        parts.append(f'<p class="note">{esc(note)}</p>')
+    if entries:
+        parts.append("<p>The plots of the notebooks in <code>notebooks/</code>, drawn for this run "
+                     "(per-document analyses on a sample of documents; the captions say which).</p>")
+        parts.append("<ul>" + "".join(f'<li><a href="#{esc(e.file)}">{esc(e.title)}</a></li>' for e in entries) + "</ul>")
+    for e in entries:
+        where = f' <span class="muted">(notebooks/{esc(e.notebook)})</span>' if e.notebook else ""
+        parts.append(f'<h2 id="{esc(e.file)}">{esc(e.title)}{where}</h2><p>{esc(e.caption)}</p>')
+        if e.error:
+            parts.append(f'<p class="note">Not drawn: {esc(e.error)}</p>')
+        else:
+            parts.append(f'<p><a href="figures/{esc(e.file)}"><img class="plot" src="figures/{esc(e.file)}" '
+                         f'alt="{esc(e.title)}"></a></p>')
+    return page(f"{title} · figures", "".join(parts))

@@ -9,19 +9,19 @@ import os
 import re
 import shutil
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..analysis import powerlaw
 from ..tables import replace_dir
 from . import pages
-from .model import HashView, PairView
+from .model import FigureEntry, HashView, PairView
 from .plot import write_rank_frequency_png
 
 # What a report folder may hold (_webwinnow.json: the stage's record, see output.stamp_table).
-_REPORT_NAMES = {"index.html", "boilerplate.html", "stats.json", "rank_frequency.png", "pair",
-                 "_webwinnow.json", "_webwinnow.json.tmp"}
+_REPORT_NAMES = {"index.html", "boilerplate.html", "figures.html", "figures", "stats.json", "rank_frequency.png",
+                 "pair", "_webwinnow.json", "_webwinnow.json.tmp"}
 _PAGE_NAME = re.compile(r"pairs-\d{3,}\.html")
 
 
@@ -81,6 +81,7 @@ def write_report(
     fit: Mapping[str, Any] | None,
     page_size: int = 50,
     detail_pages: int = 200,
+    figures: Callable[[Path], Sequence[FigureEntry]] | None = None,
 ) -> Path:
     """Write the static HTML report into ``report_dir``; returns the path of its index.html.
 
@@ -93,6 +94,9 @@ def write_report(
     - ``boilerplate``: the most frequent hashes, in order, for boilerplate.html.
     - ``rank_freq``: RANK_FREQ runs ``(rank, rank_last, docs, hashes)`` for the plot and shares.
     - ``fit``: from ``powerlaw.fit_power_law(rank_freq)`` (None: no fit drawn).
+    - ``figures``: draws PNGs into the folder it is given (``figures/``) and returns a
+      FigureEntry for each, listed in that order on figures.html; None: the page says none
+      were drawn.
 
     The folder is built beside ``report_dir`` and swapped in whole when complete; an existing
     ``report_dir`` is replaced only if it holds nothing but report files.
@@ -168,6 +172,15 @@ def write_report(
             title, hashes, fit, shares, max_df, plot_ok, plot_note
         ),
     )
+
+    # figures/*.png and figures.html
+    entries: list[FigureEntry] = []
+    note = "No figures were drawn for this report (report_figure_docs = 0)."
+    if figures is not None:
+        (staging / "figures").mkdir()
+        entries = list(figures(staging / "figures"))
+        note = ""
+    _write(staging / "figures.html", pages.figures_page(title, entries, note))
 
     replace_dir(staging, final)
     return final / "index.html"

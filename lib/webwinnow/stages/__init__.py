@@ -111,7 +111,7 @@ STAGES: tuple[Stage, ...] = (
           _pairs_fields("cluster_resemblance"), _clusters_lines),
     Stage("report", "all tables → report/index.html",
           ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "pairs", "passages", "clusters"),
-          ("report",), (), _pairs_fields("report_pairs", "report_details", "report_hashes"), _report_lines),
+          ("report",), (), _pairs_fields("report_pairs", "report_details", "report_hashes", "report_figure_docs"), _report_lines),
 )
 
 BY_NAME = {s.name: s for s in STAGES}

@@ -1,8 +1,10 @@
-"""Stage: every table → `report/` (index.html, pair pages, boilerplate page, plot, stats.json).
+"""Stage: every table → `report/` (index.html, pair pages, boilerplate page, plot, figures, stats.json).
 
 Only what a person can read is collected to the driver: the top pairs (report_pairs), the texts
 and passages of the first report_details of them, the most frequent hashes, and the
-run-length-encoded rank–frequency curve.
+run-length-encoded rank–frequency curve. The figures page (webwinnow.explore.figures) is drawn
+on the driver from the tables with pyarrow, its per-document parts on report_figure_docs
+documents.
 """
 
 from __future__ import annotations
@@ -95,9 +97,15 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
     curve = read_arrow(out, "rank_freq").sort_by("rank")  # a few hundred rows: no Spark job
     runs = list(zip(*(curve.column(name).to_pylist() for name in ("rank", "rank_last", "docs", "hashes")), strict=True))
     fit = stats["stages"].get("hash_freq", {}).get("fit", {})
+    def draw(folder):
+        from ..explore.figures import write_figures
+        from ..explore.run import RunOutput
+
+        return write_figures(RunOutput(out, tables_in=out), folder, max_docs=pcfg.report_figure_docs)
+
     def write(folder: str):
         return write_report(folder, stats=stats, pairs=pairs, boilerplate=hashes, rank_freq=runs, fit=fit,
-                            detail_pages=pcfg.report_details)
+                            detail_pages=pcfg.report_details, figures=draw if pcfg.report_figure_docs else None)
 
     if not storage.is_uri(out):
         return str(write(os.path.join(out, "report")))

@@ -1,0 +1,80 @@
+"""Pairs, clusters and copied passages of a run, and crawled text made safe to show.
+
+Everything that comes from a page (URLs, passages, snippets) may hold markup or script: the HTML
+built here escapes it, and DataFrames are meant to be shown with ``to_html(escape=True)``
+(:func:`escaped_html`).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+
+from .run import RunOutput
+
+
+def top_pairs(run: RunOutput, n: int = 20):
+    """The n pairs the report lists first: by the larger containment, then shared fingerprints."""
+    pairs = run.frame("pairs")
+    pairs["containment"] = pairs[["containment_a", "containment_b"]].max(axis=1)
+    return pairs.sort_values(["containment", "shared", "doc_a", "doc_b"],
+                             ascending=[False, False, True, True]).head(n).reset_index(drop=True)
+
+
+def cluster_table(run: RunOutput, n: int = 10):
+    """The n largest near-duplicate clusters: cluster_id, size, and each member's URL."""
+    clusters = run.frame("clusters")
+    if clusters.empty:
+        return clusters.assign(url=[])
+    urls = run.urls(clusters["doc_id"].tolist())
+    clusters["url"] = clusters["doc_id"].map(urls)
+    biggest = (clusters.groupby("cluster_id").size().sort_values(ascending=False, kind="stable").head(n).index)
+    chosen = clusters[clusters["cluster_id"].isin(biggest)]
+    return chosen.sort_values(["cluster_size", "cluster_id", "doc_id"], ascending=[False, True, True]).reset_index(drop=True)
+
+
+def passage_lengths(run: RunOutput) -> np.ndarray:
+    """Every copied passage's length in normalized characters."""
+    return run.table("passages", ["length"]).column(0).to_numpy()
+
+
+@dataclass(frozen=True)
+class Passage:
+    length: int  # normalized characters
+    start_a: int
+    end_a: int
+    start_b: int
+    end_b: int
+    text_a: str  # the original text of each side: crawled, escape it to show it
+    text_b: str
+
+
+def pair_passages(run: RunOutput, doc_a: int, doc_b: int, n: int = 5) -> list[Passage]:
+    """The n longest copied passages of one pair, as the two documents' own text."""
+    spans = run.frame("passages", filters=[("doc_a", "=", int(doc_a)), ("doc_b", "=", int(doc_b))])
+    spans = spans.sort_values(["length", "start_a"], ascending=[False, True]).head(n)
+    texts: dict[int, str] = {}
+    for ids, chunk in run.texts(np.array([doc_a, doc_b], np.int64)):
+        texts.update(zip(ids.tolist(), chunk, strict=True))
+    a, b = texts.get(int(doc_a), ""), texts.get(int(doc_b), "")
+    return [Passage(int(s.length), int(s.start_a), int(s.end_a), int(s.start_b), int(s.end_b),
+                    a[s.start_a:s.end_a], b[s.start_b:s.end_b]) for s in spans.itertuples(index=False)]
+
+
+def side_by_side_html(passages: list[Passage], url_a: str | None, url_b: str | None, max_chars: int = 800) -> str:
+    """The passages as an HTML table, one row per passage, both sides escaped."""
+    def cell(text: str) -> str:
+        cut = text if len(text) <= max_chars else text[:max_chars] + " …"
+        return f'<td style="vertical-align:top;white-space:pre-wrap;text-align:left">{html.escape(cut)}</td>'
+
+    head = (f"<tr><th>normalized chars</th><th style='text-align:left'>{html.escape(url_a or '')}</th>"
+            f"<th style='text-align:left'>{html.escape(url_b or '')}</th></tr>")
+    rows = "".join(f"<tr><td>{p.length:,}</td>{cell(p.text_a)}{cell(p.text_b)}</tr>" for p in passages)
+    return f"<table>{head}{rows}</table>"
+
+
+def escaped_html(frame, **kwargs) -> str:
+    """A DataFrame as HTML with every cell escaped (crawled text never becomes markup)."""
+    return frame.to_html(escape=True, **kwargs)

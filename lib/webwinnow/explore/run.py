@@ -1,0 +1,142 @@
+"""One run's output, read on one machine with pyarrow: what notebooks and the report's figures use.
+
+A local folder, or an output on a store (s3://, gs://, hdfs://, file://): there the committed
+generation is read, the one `_webwinnow_current.json` names. Tables are read with column
+projection and row filters, so a notebook on a large run reads what it shows; the per-document
+analyses take a sample of documents (:meth:`RunOutput.sample_doc_ids`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+import pyarrow as pa
+
+from .. import storage
+from ..errors import UserError
+
+
+def run_folder(out: str) -> str:
+    """The folder holding a run's tables: OUT itself, or the committed generation on a store."""
+    from ..commit import CURRENT, is_store, read_current
+
+    folder = storage.canonical(out)
+    if not is_store(out) and storage.info(storage.child(folder, CURRENT)) is None:
+        if storage.info(folder) is None:
+            raise UserError(f"{out} does not exist: give the --out of a webwinnow run")
+        if storage.info(storage.child(folder, "documents")) is None:
+            raise UserError(f"{out} holds no webwinnow tables: give the --out of a webwinnow run")
+        return folder
+    record = read_current(out)
+    if record is None:
+        raise UserError(f"{out} has no committed webwinnow run: run 'webwinnow run INPUT... --out {out}' first")
+    return storage.parent(record["summary"])
+
+
+def host_of(url: str | None) -> str | None:
+    """The URL's host, lower-cased (as the hash_freq stage counts hosts); None when it has none."""
+    if not url:
+        return None
+    try:
+        return urlsplit(url).hostname
+    except ValueError:
+        return None
+
+
+class RunOutput:
+    """A run's tables and the statistics its stages recorded beside them."""
+
+    def __init__(self, out: str | os.PathLike[str], *, tables_in: str | None = None):
+        """out: a run's --out. tables_in: the folder holding the tables, when known (a stage
+        reading the generation or staging folder it is writing)."""
+        self.out = storage.canonical(os.fspath(out))
+        self.folder = storage.canonical(tables_in) if tables_in else run_folder(self.out)
+
+    def __repr__(self) -> str:
+        return f"RunOutput({self.out!r})"
+
+    # -- tables ------------------------------------------------------------------------------
+
+    def table(self, name: str, columns: list[str] | None = None, filters=None) -> pa.Table:
+        from ..tables import read_arrow
+
+        return read_arrow(self.folder, name, columns, filters)
+
+    def frame(self, name: str, columns: list[str] | None = None, filters=None):
+        """The table as a pandas DataFrame."""
+        return self.table(name, columns, filters).to_pandas()
+
+    def rows(self, name: str) -> int:
+        from ..tables import row_count
+
+        return row_count(self.folder, name)
+
+    def stats(self, name: str) -> dict[str, Any]:
+        """What the table's stage recorded (fits, counts, the max_df it chose), {} when nothing."""
+        from ..tables import table_stats
+
+        return table_stats(self.folder, name) or {}
+
+    def config(self, name: str = "pairs") -> dict[str, Any]:
+        """The resolved config the table was made with."""
+        from ..tables import read_table_config
+
+        return read_table_config(self.folder, name)["config"]
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        data = storage.read_bytes(storage.child(self.folder, "summary.json"))
+        return json.loads(data) if data else {}
+
+    @cached_property
+    def winnow(self) -> dict[str, Any]:
+        """k, w, t, robust and mod_p of the fingerprints table."""
+        made = dict(self.config("fingerprints")["winnow"])
+        made.setdefault("t", made["w"] + made["k"] - 1)
+        return made
+
+    @property
+    def report_dir(self) -> Path | None:
+        """The report folder of a local output (None on a store: generations are not rewritten)."""
+        if storage.is_uri(self.folder):
+            return None
+        return Path(self.folder) / "report"
+
+    # -- documents ---------------------------------------------------------------------------
+
+    def sample_doc_ids(self, max_docs: int | None) -> np.ndarray:
+        """The ids of up to max_docs ok documents, sorted (all when max_docs is None).
+
+        Document ids are hashes of where a record is, so the smallest ones are a deterministic
+        sample spread over the whole crawl, and the same from one call to the next.
+        """
+        if max_docs is not None and max_docs < 1:
+            raise ValueError(f"max_docs must be at least 1, got {max_docs}")
+        ids = np.sort(self.table("documents", ["doc_id"], [("status", "=", "ok")]).column(0).to_numpy())
+        return ids if max_docs is None else ids[:max_docs]
+
+    def texts(self, doc_ids: np.ndarray | None = None, batch: int = 512) -> Iterator[tuple[np.ndarray, list[str]]]:
+        """(doc_ids, texts) of ok documents in doc_id order, in batches; only those of doc_ids when given."""
+        if doc_ids is None:
+            doc_ids = self.sample_doc_ids(None)
+        doc_ids = np.sort(np.asarray(doc_ids, np.int64))
+        for lo in range(0, len(doc_ids), batch):
+            ids = doc_ids[lo:lo + batch]
+            got = self.table("documents", ["doc_id", "text"], [("doc_id", "in", ids.tolist())])
+            order = np.argsort(got.column("doc_id").to_numpy(), kind="stable")
+            texts = got.column("text").to_pylist()
+            yield got.column("doc_id").to_numpy()[order], [texts[i] or "" for i in order]
+
+    def urls(self, doc_ids) -> dict[int, str | None]:
+        ids = [int(d) for d in doc_ids]
+        got = self.table("documents", ["doc_id", "url"], [("doc_id", "in", ids)]) if ids else None
+        if got is None:
+            return {}
+        return dict(zip(got.column("doc_id").to_pylist(), got.column("url").to_pylist(), strict=True))

@@ -1,0 +1,124 @@
+"""webwinnow.explore on the sample run (read with pyarrow, no Spark): each analysis agrees with
+the stage that made the table it recomputes, and with brute force; the report links its figures."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from webwinnow.analysis.powerlaw import freq_of_freq_from_runs
+from webwinnow.core.winnowing import normalize
+from webwinnow.errors import UserError
+from webwinnow.explore import (
+    RunOutput,
+    boilerplate_by_host,
+    density_by_w,
+    fingerprint_curve,
+    host_of,
+    max_df_sweep,
+    pair_passages,
+    sample_curves,
+    top_pairs,
+)
+from webwinnow.explore.figures import FIGURES
+
+from naive import pairs_under_cap
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def run(sample_run) -> RunOutput:
+    return RunOutput(sample_run)
+
+
+def test_the_max_df_sweep_counts_the_pairs_the_pairs_stage_emits(run):
+    sweep = max_df_sweep(run)
+    at = dict(zip(sweep.max_df, sweep.pairs, strict=True))
+    assert sweep.chosen == run.stats("pairs")["max_df"] and sweep.chosen_auto
+    assert at[sweep.chosen] == run.rows("pairs")  # the run's own cap gives its pairs table
+    rows = list(zip(*(run.table("fingerprints", ["hash", "doc_id"]).column(c).to_pylist() for c in ("hash", "doc_id")),
+                    strict=True))
+    for cap in (2, sweep.chosen, sweep.max_df[-1]):
+        assert at[cap] == len(pairs_under_cap(rows, cap, sweep.min_shared)), cap
+    assert sweep.pairs == sorted(sweep.pairs)  # a higher cap never loses a pair
+    assert sweep.boilerplate_share[-1] == 0.0 and sweep.boilerplate_hashes[-1] == 0
+    # a sample of documents: the sweep of those documents' fingerprints alone
+    small = max_df_sweep(run, max_docs=60)
+    assert small.sample == 60 and small.pairs[-1] <= sweep.pairs[-1]
+
+
+def test_recomputed_fingerprints_give_the_runs_own_curve(run):
+    kgrams, fingerprints = sample_curves(run, None)  # every document: the fingerprint stage's work again
+    own = fingerprint_curve(run)
+    assert fingerprints.runs == own.runs
+    assert fingerprints.fit["slope"] == pytest.approx(own.fit["slope"])
+    assert kgrams.shares["hashes"] > own.shares["hashes"]  # winnowing keeps a sample of the k-grams
+    per_doc = run.frame("fingerprints", ["doc_id", "hash"]).groupby("doc_id")["hash"].nunique()
+    assert sum(d * n for d, n in freq_of_freq_from_runs(own.runs).items()) == per_doc.sum()
+
+
+def test_density_at_the_runs_window_is_the_runs_density(run):
+    frame = density_by_w(run, ws=(10, run.winnow["w"], 200), max_docs=None).set_index("w")
+    stats = run.frame("doc_stats")
+    assert frame.loc[run.winnow["w"], "fingerprints"] == stats.fingerprints.sum()
+    assert frame.loc[run.winnow["w"], "kgrams"] == stats.kgrams.sum()
+    assert (frame.density >= frame.lower_bound).all()
+    assert frame.density.is_monotonic_decreasing
+
+
+def test_boilerplate_hosts_are_the_documents_holding_each_hash(run):
+    frame = boilerplate_by_host(run, top=5, hosts_per_hash=100)
+    fp = run.frame("fingerprints", ["hash", "doc_id"])
+    urls = run.urls(fp.doc_id.unique())
+    for h, rows in frame.groupby("hash"):
+        holders = set(fp.doc_id[fp.hash == h])
+        expected = Counter(host_of(urls[d]) for d in holders)
+        assert dict(zip(rows.host, rows.host_docs, strict=True)) == dict(expected)
+        assert rows.docs.iloc[0] == len(holders) and rows.hosts.iloc[0] == len(expected)
+    assert frame.hash.nunique() == 5
+
+
+def test_a_pairs_passages_are_the_same_normalized_text_on_both_sides(run):
+    top = top_pairs(run, 3)
+    assert len(top) == 3 and top.containment.is_monotonic_decreasing
+    for doc_a, doc_b in zip(top.doc_a, top.doc_b, strict=True):
+        passages = pair_passages(run, doc_a, doc_b)
+        assert passages
+        for p in passages:
+            assert normalize(p.text_a)[0] == normalize(p.text_b)[0]
+            assert len(normalize(p.text_a)[0]) == p.length
+
+
+def test_an_output_that_is_not_a_run_is_one_clear_error(tmp_path):
+    with pytest.raises(UserError, match="does not exist"):
+        RunOutput(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="holds no webwinnow tables"):
+        RunOutput(tmp_path / "empty")
+
+
+def test_the_report_links_every_figure_it_drew(sample_run):
+    report = sample_run / "report"
+    page = (report / "figures.html").read_text()
+    linked = set(re.findall(r'<img class="plot" src="figures/([^"]+)"', page))
+    assert linked == {spec.name for spec in FIGURES}
+    for name in linked:
+        assert (report / "figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Not drawn" not in page
+    assert 'href="figures.html"' in (report / "index.html").read_text()
+
+
+def test_no_notebook_defines_its_own_logic():
+    """The notebooks call webwinnow.explore: a def or class in a cell is logic that rots untested."""
+    import nbformat
+
+    from paths import REPO
+
+    for path in sorted((REPO / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert not re.search(r"^\s*(def|class) ", cell.source, re.M), f"{path.name}: {cell.source[:80]}"
