@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .run import RunOutput
+from .run import RunOutput, distinct
 
 DEFAULT_WS = (4, 8, 16, 32, 64, 100, 128, 256, 512)
 
@@ -31,7 +31,7 @@ def density_by_w(run: RunOutput, ws: Sequence[int] = DEFAULT_WS, max_docs: int |
     run's k and robustness), beside 2/(w+1) and the lower bound 1.5/(w+1)."""
     import pandas as pd
 
-    from ..core.winnowing import kgram_hashes, winnow
+    from ..core.winnowing import winnow
 
     made = run.winnow
     k, robust = made["k"], made["robust"]
@@ -39,15 +39,11 @@ def density_by_w(run: RunOutput, ws: Sequence[int] = DEFAULT_WS, max_docs: int |
     picked = dict.fromkeys(ws, 0)
     kgrams = 0
     docs = 0
-    for _, texts in run.texts(run.sample_doc_ids(max_docs)):
-        for text in texts:
-            hashes, _ = kgram_hashes(text, k)
-            if not hashes.size:
-                continue
-            docs += 1
-            kgrams += int(hashes.size)
-            for w in ws:
-                picked[w] += int(winnow(hashes, w, robust).size)
+    for _, hashes in run.sample_kgrams(max_docs):
+        docs += 1
+        kgrams += int(hashes.size)
+        for w in ws:
+            picked[w] += int(winnow(hashes, w, robust).size)
     rows = [(w, w + k - 1, docs, kgrams, picked[w], picked[w] / kgrams if kgrams else float("nan"),
              2 / (w + 1), 1.5 / (w + 1)) for w in ws]
     return pd.DataFrame(rows, columns=["w", "t", "documents", "kgrams", "fingerprints", "density",
@@ -72,15 +68,13 @@ def robust_vs_standard(run: RunOutput | None = None, w: int | None = None, k: in
     w, k = w or 100, k or 50
     cases: list[tuple[str, str]] = list(LOW_ENTROPY.items())
     if run is not None and run_docs:
-        scored = []
-        for ids, texts in run.texts(run.sample_doc_ids(max_docs)):
-            for doc_id, text in zip(ids.tolist(), texts, strict=True):
-                hashes, _ = kgram_hashes(text, k)
-                if hashes.size >= 2 * w:
-                    scored.append((np.unique(hashes).size / hashes.size, doc_id, text))
-        scored.sort()
-        urls = run.urls([d for _, d, _ in scored[:run_docs]])
-        cases += [(f"document {urls.get(d) or d} ({100 * r:.0f}% distinct k-grams)", text) for r, d, text in scored[:run_docs]]
+        scored = sorted((distinct(hashes).size / hashes.size, doc_id)
+                        for doc_id, hashes in run.sample_kgrams(max_docs) if hashes.size >= 2 * w)[:run_docs]
+        urls = run.urls([d for _, d in scored])
+        texts: dict[int, str] = {}
+        for ids, chunk in run.texts(np.array([d for _, d in scored], np.int64)):
+            texts.update(zip(ids.tolist(), chunk, strict=True))
+        cases += [(f"document {urls.get(d) or d} ({100 * r:.0f}% distinct k-grams)", texts[d]) for r, d in scored]
     rows = []
     for name, text in cases:
         hashes, _ = kgram_hashes(text, k)

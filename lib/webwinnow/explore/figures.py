@@ -309,9 +309,14 @@ def _paper(run: RunOutput, max_docs: int | None):
     return gaps_figure(paper_table(run, max_docs=max_docs))
 
 
+#: Up to this many fingerprints the report's max_df sweep reads them all (exact pair counts,
+#: seconds on one core); beyond, the fingerprints of the document sample.
+SWEEP_ALL_ROWS = 5_000_000
+
+
 def _sweep(run: RunOutput, max_docs: int | None):
-    docs = int(run.stats("doc_stats").get("documents", 0))
-    return max_df_figure(max_df_sweep(run, max_docs=None if max_docs is None or docs <= max_docs else max_docs))
+    everything = max_docs is None or run.rows("fingerprints") <= SWEEP_ALL_ROWS
+    return max_df_figure(max_df_sweep(run, max_docs=None if everything else max_docs))
 
 
 def _passages(run: RunOutput, max_docs: int | None):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.powerlaw import fit_power_law, freq_of_freq_from_runs, frequency_shares, rank_frequency
-from .run import RunOutput, host_of
+from .run import RunOutput, distinct, host_of
 
 
 @dataclass(frozen=True)
@@ -57,21 +57,17 @@ def sample_curves(run: RunOutput, max_docs: int | None = 2000) -> tuple[Curve, C
     only the selected ones); the fingerprints are winnowed from them with the run's settings,
     so the two curves differ only in the selection, as in the paper's comparison.
     """
-    from ..core.winnowing import kgram_hashes, select_mod_p, winnow
+    from ..core.winnowing import select_mod_p, winnow
 
     made = run.winnow
-    k, w, robust, mod_p = made["k"], made["w"], made["robust"], made.get("mod_p", 0)
-    ids = run.sample_doc_ids(max_docs)
+    w, robust, mod_p = made["w"], made["robust"], made.get("mod_p", 0)
     every: list[np.ndarray] = []
     chosen: list[np.ndarray] = []
-    for _, texts in run.texts(ids):
-        for text in texts:
-            hashes, _ = kgram_hashes(text, k)
-            if not hashes.size:
-                continue
-            every.append(np.unique(hashes))
-            picked = select_mod_p(hashes, mod_p) if mod_p else winnow(hashes, w, robust)
-            chosen.append(np.unique(hashes[picked]))
+    for _, hashes in run.sample_kgrams(max_docs):
+        every.append(distinct(hashes))
+        picked = select_mod_p(hashes, mod_p) if mod_p else winnow(hashes, w, robust)
+        chosen.append(distinct(hashes[picked]))
+    ids = run.sample_doc_ids(max_docs)
     n = len(ids)
 
     def curve(label: str, per_doc: list[np.ndarray]) -> Curve:
@@ -229,8 +225,8 @@ def max_df_sweep(run: RunOutput, max_seeds: int = 10_000_000, max_docs: int | No
     # one row per (hash, document): a pair shares a hash once however often either repeats it
     keys = np.unique(np.stack([fp.column("hash").to_numpy(), fp.column("doc_id").to_numpy()], axis=1), axis=0)
     hashes, docs = np.ascontiguousarray(keys[:, 0]), np.ascontiguousarray(keys[:, 1])
-    distinct, df = np.unique(hashes, return_counts=True)
-    occurrences = _occurrences(fp, distinct)
+    held, df = np.unique(hashes, return_counts=True)
+    occurrences = _occurrences(fp, held)
     levels, level_hashes = np.unique(df, return_counts=True)
     cost = np.cumsum(level_hashes * levels * (levels - 1) // 2)
     top = int(levels[cost <= max_seeds].max()) if (cost <= max_seeds).any() else 1
@@ -242,7 +238,7 @@ def max_df_sweep(run: RunOutput, max_seeds: int = 10_000_000, max_docs: int | No
         a = np.concatenate([s.doc_a for s in chunks])
         b = np.concatenate([s.doc_b for s in chunks])
         h = np.concatenate([s.hash for s in chunks])
-        q = pair_thresholds(a, b, df[np.searchsorted(distinct, h)], min_shared)
+        q = pair_thresholds(a, b, df[np.searchsorted(held, h)], min_shared)
     else:
         q = np.zeros(0, np.int64)
     q = np.sort(q)
@@ -255,8 +251,8 @@ def max_df_sweep(run: RunOutput, max_seeds: int = 10_000_000, max_docs: int | No
                       sample, limited)
 
 
-def _occurrences(fp, distinct: np.ndarray) -> np.ndarray:
+def _occurrences(fp, held: np.ndarray) -> np.ndarray:
     """Fingerprints per distinct hash (a document repeating a k-gram holds it more than once)."""
     values, counts = np.unique(fp.column("hash").to_numpy(), return_counts=True)
-    assert np.array_equal(values, distinct)
+    assert np.array_equal(values, held)
     return counts

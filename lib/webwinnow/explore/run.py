@@ -40,6 +40,17 @@ def run_folder(out: str) -> str:
     return storage.parent(record["summary"])
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values (np.unique's hash table is slower on millions of int64)."""
+    if values.size < 2:
+        return np.array(values, copy=True)
+    ordered = np.sort(values)
+    keep = np.empty(ordered.size, bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def host_of(url: str | None) -> str | None:
     """The URL's host, lower-cased (as the hash_freq stage counts hosts); None when it has none."""
     if not url:
@@ -58,6 +69,7 @@ class RunOutput:
         reading the generation or staging folder it is writing)."""
         self.out = storage.canonical(os.fspath(out))
         self.folder = storage.canonical(tables_in) if tables_in else run_folder(self.out)
+        self._kgrams: dict[int | None, list[tuple[int, np.ndarray]]] = {}
 
     def __repr__(self) -> str:
         return f"RunOutput({self.out!r})"
@@ -133,6 +145,23 @@ class RunOutput:
             order = np.argsort(got.column("doc_id").to_numpy(), kind="stable")
             texts = got.column("text").to_pylist()
             yield got.column("doc_id").to_numpy()[order], [texts[i] or "" for i in order]
+
+    def sample_kgrams(self, max_docs: int | None) -> list[tuple[int, np.ndarray]]:
+        """(doc_id, k-gram hashes with the run's k) of each document of sample_doc_ids(max_docs)
+        that has any: computed once per RunOutput, shared by the analyses of one sample."""
+        from ..core.winnowing import kgram_hashes
+
+        key = max_docs
+        if key not in self._kgrams:
+            k = self.winnow["k"]
+            found = []
+            for ids, texts in self.texts(self.sample_doc_ids(max_docs)):
+                for doc_id, text in zip(ids.tolist(), texts, strict=True):
+                    hashes, _ = kgram_hashes(text, k)
+                    if hashes.size:
+                        found.append((doc_id, hashes))
+            self._kgrams = {key: found}  # one sample at a time: it can be large
+        return self._kgrams[key]
 
     def urls(self, doc_ids) -> dict[int, str | None]:
         ids = [int(d) for d in doc_ids]
