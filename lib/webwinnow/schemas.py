@@ -163,12 +163,14 @@ PASSAGES = pa.schema(
     ]
 )
 
-#: Connected components of documents linked by pairs with resemblance >= the threshold.
+#: Connected components of documents linked by pairs with resemblance >= the threshold, or by
+#: identical normalized text (whatever max_df kept out of the pairs).
 CLUSTERS = pa.schema(
     [
         ("doc_id", pa.int64()),
         ("cluster_id", pa.int64()),  # the smallest doc_id in the cluster
         ("cluster_size", pa.int64()),
+        ("identical", pa.int64()),  # documents with exactly this document's normalized text (itself included)
     ]
 )
 

@@ -269,3 +269,26 @@ def test_template_text_shared_by_pairs_is_marked_boilerplate(sample_run):
     assert (template["resemblance"] < 0.5).mean() > 0.9  # the pair itself is not a near-duplicate
     stats = json.loads((sample_run / "report" / "stats.json").read_text())["stages"]["passages"]
     assert stats["boilerplate_passages"] == len(template)
+
+
+@pytest.mark.parametrize("which", ["real_run", "sample_run"])
+def test_identical_texts_are_one_cluster_whatever_max_df(which, request):
+    from naive import normalize
+
+    out = request.getfixturevalue(which)
+    groups: dict[str, list[int]] = {}
+    for r in _table(out, "documents").select(["doc_id", "text", "status"]).to_pylist():
+        text = normalize(r["text"] or "")[0] if r["status"] == "ok" else ""
+        if text:
+            groups.setdefault(text, []).append(r["doc_id"])
+    clusters = {r["doc_id"]: r for r in _table(out, "clusters").to_pylist()}
+    same = [ids for ids in groups.values() if len(ids) > 1]
+    for ids in same:
+        assert len({clusters[d]["cluster_id"] for d in ids}) == 1, ids
+        assert all(clusters[d]["identical"] == len(ids) for d in ids)
+    alone = {d for ids in groups.values() if len(ids) == 1 for d in ids}
+    assert all(c["identical"] == 1 for d, c in clusters.items() if d in alone)
+    stats = json.loads((out / "clusters" / "_webwinnow.json").read_text())["stats"]
+    assert stats["identical_documents"] == sum(map(len, same)) and stats["identical_texts"] == len(same)
+    if which == "real_run":  # byte-identical archive.org pages: every fingerprint above max_df, never paired
+        assert max(map(len, same)) >= 10

@@ -108,3 +108,19 @@ def test_empty_batch():
         fp = ww.fingerprint_batch(texts, 5, 4)
         assert len(fp.doc) == len(fp.hashes) == len(fp.counts) == 0
         assert fp.density == 0.0
+
+
+def test_text_keys_equal_exactly_for_texts_equal_after_normalization():
+    from webwinnow.core.winnowing import text_keys
+
+    texts = ["Hello, World! 42", "hello world42", "hello world 43", None, "!!!", "ÉTÉ", "été"]
+    keys, lengths = text_keys(texts)
+    assert keys[0] == keys[1] and keys[1] != keys[2]
+    assert lengths.tolist() == [12, 12, 12, 0, 0, 3, 3]
+    assert keys[3] == keys[4]  # both normalize to nothing (callers skip length 0)
+    assert keys[5] == keys[6]
+    assert (keys >= 0).all()
+    arrow_keys, _ = text_keys(pa.array(texts, pa.string()))
+    assert arrow_keys.tolist() == keys.tolist()
+    with pytest.raises(TypeError):
+        text_keys("one text")

@@ -40,6 +40,25 @@ def normalize(text: str) -> tuple[str, np.ndarray]:
     return "".join(map(chr, codes.tolist())), offsets
 
 
+def text_keys(texts: Iterable[str | None] | pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """(key int64, normalized length int64) per text: texts equal after normalization (casefold,
+    letters and digits) have equal keys (a 63-bit BLAKE2b of the normalized code points). Null
+    texts count as empty (length 0)."""
+    import hashlib
+
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts must be an iterable of str or an Arrow string array, not a single string")
+    fold, expand = fold_table()
+    values = texts.to_pylist() if isinstance(texts, (pa.Array, pa.ChunkedArray)) else list(texts)
+    keys = np.zeros(len(values), np.int64)
+    lengths = np.zeros(len(values), np.int64)
+    for i, text in enumerate(values):
+        codes, _ = kernel._normalize(_utf8(text or ""), fold, expand)
+        lengths[i] = codes.shape[0]
+        keys[i] = int.from_bytes(hashlib.blake2b(codes.tobytes(), digest_size=8).digest(), "big") >> 1
+    return keys, lengths
+
+
 def kgram_hashes(text: str, k: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """The hash of every k-gram of the normalized text, and each k-gram's start offset in ``text``."""
     _check_text(text)

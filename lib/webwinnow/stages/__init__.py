@@ -68,8 +68,12 @@ def _passages_lines(p: dict, w: dict) -> list[str]:
 
 
 def _clusters_lines(c: dict, w: dict) -> list[str]:
-    return [f"{c['clusters']:,} near-duplicate clusters (resemblance >= {c['cluster_resemblance']}) "
-            f"holding {c['clustered_documents']:,} documents"]
+    lines = [f"{c['clusters']:,} near-duplicate clusters (resemblance >= {c['cluster_resemblance']}) "
+             f"holding {c['clustered_documents']:,} documents"]
+    if c.get("identical_documents"):
+        lines.append(f"{c['identical_documents']:,} documents share their exact normalized text with another "
+                     f"({c['identical_texts']:,} distinct texts): each such group is in one cluster")
+    return lines
 
 
 def _report_lines(index: Any, w: dict) -> list[str]:
@@ -107,7 +111,8 @@ STAGES: tuple[Stage, ...] = (
           ("pairing", "later"), _pairs_fields("max_df", "min_shared", "pair_budget"), _pairs_lines, uses=("hash_freq",)),
     Stage("passages", "pair_seeds + documents → passages", ("pair_seeds", "pairs", "documents"), ("passages",),
           ("later",), _pairs_fields("max_spans", "max_chars"), _passages_lines, uses=("hash_freq",)),
-    Stage("clusters", "pairs → clusters", ("pairs",), ("clusters",), ("clustering", "later"),
+    Stage("clusters", "pairs + documents → clusters (near duplicates, identical texts)", ("pairs", "documents"),
+          ("clusters",), ("clustering", "later"),
           _pairs_fields("cluster_resemblance"), _clusters_lines),
     Stage("report", "all tables → report/index.html",
           ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "pairs", "passages", "clusters"),

@@ -1,12 +1,18 @@
-"""Stage: `pairs` → `clusters`: documents linked by pairs with resemblance >= the threshold.
+"""Stage: `pairs` and `documents` → `clusters`: documents linked by pairs with resemblance >= the
+threshold, and documents with identical normalized text.
 
-The linking edges are collected to the driver and joined by union–find (webwinnow.clusters):
-near-duplicate links are a small part of all pairs, and one machine handles 10^8 of them.
-Documents in no such pair are in no cluster (a singleton is not a near-duplicate).
+Identical pages (mirrors, the same page fetched twice, WARC/ARC twins) are one cluster even when
+every fingerprint they hold is above max_df and so never paired: their normalized texts are
+keyed (webwinnow.core.winnowing.text_keys) on the executors and grouped by key. The linking
+edges, both kinds, are collected to the driver and joined by union–find
+(webwinnow.analysis.components): near-duplicate links are a small part of all pairs, and one
+machine handles 10^8 of them. Documents in no such link are in no cluster (a singleton is not a
+near-duplicate).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -15,7 +21,30 @@ from .. import schemas
 from ..analysis.components import components
 from ..config import RunConfig
 from ..tables import write_arrow
-from ._frames import read_table
+from ._frames import read_table, spark_schema
+
+KEYED = pa.schema([("doc_id", pa.int64()), ("text_key", pa.int64())])
+
+
+def keyed_arrow(batches):
+    """KEYED rows for batches of (doc_id, text): documents whose normalized text is not empty."""
+    from ..core.winnowing import text_keys
+
+    for batch in batches:
+        keys, lengths = text_keys(batch.column("text"))
+        kept = np.flatnonzero(lengths > 0)
+        ids = batch.column("doc_id").to_numpy(zero_copy_only=False)
+        yield pa.RecordBatch.from_arrays([pa.array(ids[kept]), pa.array(keys[kept])], schema=KEYED)
+
+
+def identical_groups(spark: SparkSession, out: str) -> pa.Table:
+    """(doc_id, first, n): every ok document whose normalized text another document has too,
+    with the smallest doc_id of that text and how many documents have it."""
+    keyed = (read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
+             .mapInArrow(keyed_arrow, spark_schema(KEYED)))
+    groups = (keyed.groupBy("text_key").agg(F.min("doc_id").alias("first"), F.count(F.lit(1)).alias("n"))
+              .filter(F.col("n") >= 2))
+    return keyed.join(groups, "text_key").select("doc_id", "first", "n").toArrow()
 
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
@@ -26,8 +55,18 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
         .select("doc_a", "doc_b")
         .toArrow()
     )
-    doc, cluster, size = components(edges.column("doc_a").to_numpy(), edges.column("doc_b").to_numpy())
-    table = pa.table({"doc_id": doc, "cluster_id": cluster, "cluster_size": size}, schema=schemas.CLUSTERS)
+    same = identical_groups(spark, out)
+    same_doc = same.column("doc_id").to_numpy()
+    same_first = same.column("first").to_numpy()
+    linked = same_doc != same_first
+    doc, cluster, size = components(np.concatenate([edges.column("doc_a").to_numpy(), same_first[linked]]),
+                                    np.concatenate([edges.column("doc_b").to_numpy(), same_doc[linked]]))
+    identical = np.ones(len(doc), np.int64)
+    if len(same_doc):
+        at = np.searchsorted(doc, same_doc)  # components returns the documents sorted
+        identical[at] = same.column("n").to_numpy()
+    table = pa.table({"doc_id": doc, "cluster_id": cluster, "cluster_size": size, "identical": identical},
+                     schema=schemas.CLUSTERS)
     # The driver holds the components already: written from here, no Spark job.
     write_arrow(table, out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
     stats = {
@@ -35,5 +74,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
         "clusters": int(len(set(cluster.tolist()))),
         "clustered_documents": int(len(doc)),
         "largest": int(size.max()) if len(size) else 0,
+        "identical_documents": int(len(same_doc)),  # documents sharing their exact text with another
+        "identical_texts": int(len(set(same_first.tolist()))),
     }
     return stats
