@@ -200,7 +200,8 @@ def max_df_sweep(run: RunOutput, max_seeds: int = 10_000_000, max_docs: int | No
 
     Reads the fingerprints' (hash, doc_id) columns on this machine: all of them, or those of a
     sample of max_docs documents (then the pair counts are the sample's own). A run larger than
-    max_rows fingerprints needs a sample.
+    max_rows fingerprints needs a sample. Hashes a run excluded (`--exclude` template files)
+    are counted here like any other: the pairs stage's `excluded_hashes` says when that was so.
     """
     from ..analysis.pairing import partition_seeds
 
