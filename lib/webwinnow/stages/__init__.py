@@ -111,7 +111,7 @@ STAGES: tuple[Stage, ...] = (
           ("pairing", "later"), _pairs_fields("max_df", "min_shared", "pair_budget"), _pairs_lines, uses=("hash_freq",)),
     Stage("passages", "pair_seeds + documents → passages", ("pair_seeds", "pairs", "documents"), ("passages",),
           ("later",), _pairs_fields("max_spans", "max_chars"), _passages_lines, uses=("hash_freq",)),
-    Stage("clusters", "pairs + documents → clusters (near duplicates, identical texts)", ("pairs", "documents"),
+    Stage("clusters", "pairs + documents → clusters", ("pairs", "documents"),
           ("clusters",), ("clustering", "later"),
           _pairs_fields("cluster_resemblance"), _clusters_lines),
     Stage("report", "all tables → report/index.html",
