@@ -12,7 +12,9 @@ DOCUMENTS = pa.schema(
         ("warc_file", pa.string()),
         ("warc_offset", pa.int64()),
         ("record_id", pa.string()),
-        ("fetch_time", pa.string()),
+        ("fetch_time", pa.string()),  # WARC-Date (ARC: the record's date), as the file says it
+        ("last_modified", pa.string()),  # HTTP Last-Modified as ISO 8601 UTC; null when absent or unreadable
+        ("http_date", pa.string()),  # HTTP Date (the server's clock at the fetch), ISO 8601 UTC
         ("content_type", pa.string()),
         ("status", pa.string()),
         ("text", pa.string()),
@@ -59,6 +61,8 @@ EXTRACT_ROWS = pa.schema(
         ("warc_type", pa.string()),
         ("url", pa.string()),
         ("fetch_time", pa.string()),
+        ("last_modified", pa.string()),
+        ("http_date", pa.string()),
         ("content_type", pa.string()),
         ("http_status", pa.int32()),
         ("status", pa.string()),
@@ -141,6 +145,8 @@ PAIRS = pa.schema(
         ("resemblance", pa.float64()),  # shared / (fp_a + fp_b - shared)
         ("containment_a", pa.float64()),  # shared / fp_a: how much of a is in b
         ("containment_b", pa.float64()),
+        ("source", pa.string()),  # the likely original: "a", "b", "tie" (same times) or "unknown" (no times)
+        ("source_basis", pa.string()),  # what decided it: last_modified, warc_date or http_date (null: unknown)
     ]
 )
 
@@ -160,6 +166,8 @@ PASSAGES = pa.schema(
         # max_df documents): near 1 for site template text that a pair shares; null when no
         # fingerprint falls inside the span
         ("boilerplate", pa.float64()),
+        ("source", pa.string()),  # the pair's likely original side ("a", "b", "tie", "unknown"): see PAIRS
+        ("source_basis", pa.string()),
     ]
 )
 
@@ -171,6 +179,7 @@ CLUSTERS = pa.schema(
         ("cluster_id", pa.int64()),  # the smallest doc_id in the cluster
         ("cluster_size", pa.int64()),
         ("identical", pa.int64()),  # documents with exactly this document's normalized text (itself included)
+        ("source_doc", pa.int64()),  # the earliest member: Last-Modified, WARC-Date, Date, smallest doc_id
     ]
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -216,6 +217,49 @@ def test_planted_copies_are_found_exactly(sample_run, sample_dir):
             assert pairs[key]["resemblance"] >= floor, (copy, pairs[key]["resemblance"])
             checked[copy["kind"]] += 1
     assert checked["long"] >= 15 and checked["short"] >= 4 and checked["mirror_exact"] >= 3
+
+
+_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def _naive_source(a: dict, b: dict) -> tuple[str, str | None]:
+    """Which of two documents is the likely original: the first of Last-Modified, WARC-Date and
+    Date that both have and on which they differ; equal on all they share: a tie."""
+    tie = None
+    for basis, column in (("last_modified", "last_modified"), ("warc_date", "fetch_time"), ("http_date", "http_date")):
+        x, y = a[column], b[column]
+        if x and y and _ISO.fullmatch(x) and _ISO.fullmatch(y):
+            if x != y:
+                return ("a" if x < y else "b"), basis
+            tie = tie or basis
+    return ("tie", tie) if tie else ("unknown", None)
+
+
+@pytest.mark.parametrize("which", ["real_run", "sample_run"])
+def test_the_source_side_is_the_earlier_page(which, request):
+    out = request.getfixturevalue(which)
+    docs = {d["doc_id"]: d for d in _table(out, "documents").to_pylist()}
+    pairs = _table(out, "pairs").to_pylist()
+    canonical = lambda d: all(v is None or _ISO.fullmatch(v) for v in (d["last_modified"], d["fetch_time"], d["http_date"]))
+    checked = Counter()
+    for p in pairs:
+        a, b = docs[p["doc_a"]], docs[p["doc_b"]]
+        if canonical(a) and canonical(b):  # a malformed WARC-Date is no time (Spark's try_cast)
+            assert (p["source"], p["source_basis"]) == _naive_source(a, b), p
+            checked[p["source"]] += 1
+    assert sum(checked.values()) >= 0.9 * len(pairs) and checked["a"] and checked["b"], checked
+    sides = {(p["doc_a"], p["doc_b"]): (p["source"], p["source_basis"]) for p in pairs}
+    for p in _table(out, "passages").to_pylist():
+        assert (p["source"], p["source_basis"]) == sides[(p["doc_a"], p["doc_b"])]  # a passage's is its pair's
+    clusters = _table(out, "clusters").to_pylist()
+    members: dict[int, list[int]] = {}
+    for c in clusters:
+        members.setdefault(c["cluster_id"], []).append(c["doc_id"])
+    key = lambda d: tuple(docs[d][c] if docs[d][c] and _ISO.fullmatch(docs[d][c]) else "~"
+                          for c in ("last_modified", "fetch_time", "http_date")) + (d,)
+    for c in clusters:
+        if all(canonical(docs[d]) for d in members[c["cluster_id"]]):
+            assert c["source_doc"] == min(members[c["cluster_id"]], key=key)
 
 
 def test_every_pair_shares_a_verified_passage_of_at_least_k(sample_run):

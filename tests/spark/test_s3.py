@@ -91,8 +91,10 @@ def _keyed(out: Path, base: str) -> tuple[dict[int, tuple], dict[str, list]]:
     def rows(table: str, drop=()) -> list:
         out_rows = []
         for r in pq.read_table(out / table).to_pylist():
-            for col in ("doc_id", "doc_a", "doc_b", "cluster_id"):
-                if col in r and r[col] is not None:
+            if r.get("source") in ("a", "b"):  # the side follows the ids' order: name the document
+                r["source"] = r["doc_" + r["source"]]
+            for col in ("doc_id", "doc_a", "doc_b", "cluster_id", "source", "source_doc"):
+                if col in r and isinstance(r[col], int):
                     r[col] = key[r[col]]
             for col in ("warc_file", "file"):
                 if r.get(col):

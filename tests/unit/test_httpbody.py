@@ -462,3 +462,16 @@ def _expected_extra(expected: dict) -> str | None:
         "latin-1 label, utf-8 bytes": " \u00fcber stra\u00dfe",
         "clean utf-8 control": " \u00e9t\u00e9 \u2713",
     }.get(expected.get("note", ""))
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("Sun, 06 Nov 1994 08:49:37 GMT", "1994-11-06T08:49:37Z"),  # IMF-fixdate
+    ("Sunday, 06-Nov-94 08:49:37 GMT", "1994-11-06T08:49:37Z"),  # RFC 850
+    ("Sun Nov  6 08:49:37 1994", "1994-11-06T08:49:37Z"),  # asctime: no zone, GMT
+    ("Sun, 06 Nov 1994 10:49:37 +0200", "1994-11-06T08:49:37Z"),  # an offset, to UTC
+    ("yesterday", None), ("", None), (None, None), ("Sun, 99 Nov 1994 08:49:37 GMT", None),
+])
+def test_http_dates_become_comparable_utc_strings(value, expected):
+    from webwinnow.crawl.records import http_time
+
+    assert http_time(value) == expected

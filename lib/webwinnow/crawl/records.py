@@ -12,6 +12,8 @@ parsed + skipped + failed + flagged = records_seen. Nothing here raises on bad i
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import hashlib
 import re
 from collections.abc import Iterator
@@ -224,6 +226,22 @@ def _record_id(path: str, rec: RawRecord) -> str | None:
     return rec.record_id
 
 
+def http_time(value: str | None) -> str | None:
+    """An HTTP date header (RFC 9110: IMF-fixdate, RFC 850, asctime) as ISO 8601 UTC
+    ("2003-04-05T06:07:08Z"), comparable as a string; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or not 1970 <= when.year <= 9999:
+        return None
+    if when.tzinfo is None:  # asctime carries no zone: HTTP dates are GMT
+        when = when.replace(tzinfo=datetime.UTC)
+    return when.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _record_rows(path: str, rec: RawRecord, result: dict) -> Iterator[dict]:
     url = plausible_url(rec.url)
     common = {
@@ -242,6 +260,8 @@ def _record_rows(path: str, rec: RawRecord, result: dict) -> Iterator[dict]:
             "table": "documents",
             "doc_id": doc_id(path, rec.offset, rec.inner),
             "fetch_time": rec.date,
+            "last_modified": http_time(rec.header("Last-Modified")),
+            "http_date": http_time(rec.header("Date")),
             "content_type": result.get("content_type"),
             "http_status": rec.http_status,
             "status": "ok" if outcome == "parsed" else result["reason"],

@@ -65,12 +65,14 @@ class PairView:
     text_b: str | None = None
     passages: tuple[Passage, ...] = ()
     capped: bool = False
+    source: str | None = None  # "a", "b", "tie", "unknown" (PAIRS.source); None: not known to the caller
+    source_basis: str | None = None
 
     def __post_init__(self) -> None:
         # Doc ids name files (pair/<doc_a>-<doc_b>.html): integers only, never strings.
         object.__setattr__(self, "doc_a", _int(self.doc_a, "doc_a"))
         object.__setattr__(self, "doc_b", _int(self.doc_b, "doc_b"))
-        for name in ("url_a", "url_b", "text_a", "text_b"):
+        for name in ("url_a", "url_b", "text_a", "text_b", "source", "source_basis"):
             _opt_str(getattr(self, name), name)
         passages = []
         for p in self.passages:

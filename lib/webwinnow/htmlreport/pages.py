@@ -354,6 +354,19 @@ def _bar(v: Any) -> str:
     return f'<span class="bar" style="width:{width:.2f}rem"></span>'
 
 
+_BASES = {"last_modified": "HTTP Last-Modified", "warc_date": "WARC-Date (fetch time)", "http_date": "HTTP Date"}
+
+
+def source_html(p: PairView) -> str:
+    """Which page is the likely original, and on what basis (PAIRS.source, source_basis)."""
+    basis = esc(_BASES.get(p.source_basis or "", p.source_basis or ""))
+    if p.source in ("a", "b"):
+        return f"document {p.source.upper()}: the earlier by {basis}"
+    if p.source == "tie":
+        return f"undecided: both have the same {basis}"
+    return "unknown: the two pages have no time in common (no WARC-Date or HTTP date on both)" if p.source else DASH
+
+
 def pairs_table(pairs: Sequence[PairView], first_rank: int, detail_pages: int) -> str:
     if not pairs:
         return '<p class="muted">No pairs: no two documents share a fingerprint (outside the boilerplate).</p>'
@@ -474,6 +487,7 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
         f"<dt>document B</dt><dd>doc {p.doc_b:d} · {url_html(p.url_b)}</dd>"
         f"<dt>containment</dt><dd>A in B {fmt_pct(p.containment_a)} · B in A {fmt_pct(p.containment_b)}</dd>"
         f"<dt>resemblance</dt><dd>{fmt_float(p.resemblance)}</dd>"
+        f"<dt>likely source</dt><dd>{source_html(p)}</dd>"
         f"<dt>shared fingerprints</dt><dd>{fmt_int(p.shared)} of {fmt_int(p.fp_a)} (A) and {fmt_int(p.fp_b)} (B)</dd>"
         f"<dt>copied characters</dt><dd>{fmt_int(p.copied_a)} in A"
         + (f" ({fmt_pct(p.copied_a / len(p.text_a))})" if p.text_a else "")

@@ -7,7 +7,8 @@ keyed (webwinnow.core.winnowing.text_keys) on the executors and grouped by key. 
 edges, both kinds, are collected to the driver and joined by union–find
 (webwinnow.analysis.components): near-duplicate links are a small part of all pairs, and one
 machine handles 10^8 of them. Documents in no such link are in no cluster (a singleton is not a
-near-duplicate).
+near-duplicate). A cluster's source_doc is its earliest member: by HTTP Last-Modified, then
+WARC-Date, then HTTP Date (a missing time sorts last), then the smallest doc_id.
 """
 
 from __future__ import annotations
@@ -47,6 +48,36 @@ def identical_groups(spark: SparkSession, out: str) -> pa.Table:
     return keyed.join(groups, "text_key").select("doc_id", "first", "n").toArrow()
 
 
+def document_times(spark: SparkSession, out: str, doc: np.ndarray) -> list[np.ndarray]:
+    """Per document of doc (in its order), its times in microseconds since 1970, one array per
+    basis of the pairs stage's SOURCE_BASES (Last-Modified, WARC-Date, Date); int64 max where a
+    document has none (or an unreadable one)."""
+    from .pairs import SOURCE_BASES
+
+    if not len(doc):
+        return [np.zeros(0, np.int64) for _ in SOURCE_BASES]
+    ids = spark.createDataFrame(pa.table({"doc_id": doc}).to_pandas())
+    columns = [F.unix_micros(F.col(c).try_cast("timestamp")).alias(c) for _, c in SOURCE_BASES]
+    times = (read_table(spark, out, "documents").join(F.broadcast(ids) if len(doc) <= 1_000_000 else ids, "doc_id")
+             .select("doc_id", *columns).toArrow())
+    order = np.argsort(times.column("doc_id").to_numpy())
+    at = np.searchsorted(times.column("doc_id").to_numpy()[order], doc)
+    never = np.iinfo(np.int64).max
+    return [times.column(c).fill_null(never).to_numpy()[order][at] for _, c in SOURCE_BASES]
+
+
+def earliest_members(doc: np.ndarray, cluster: np.ndarray, times: list[np.ndarray]) -> np.ndarray:
+    """Per document, its cluster's earliest member: the smallest (times[0], times[1], ..., doc_id)."""
+    if not len(doc):
+        return np.zeros(0, np.int64)
+    order = np.lexsort((doc, *reversed(times), cluster))
+    first = np.ones(len(order), bool)
+    first[1:] = cluster[order][1:] != cluster[order][:-1]
+    heads = order[first]  # one per cluster, clusters in increasing id
+    ids = cluster[heads]
+    return doc[heads][np.searchsorted(ids, cluster)]
+
+
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     threshold = float(cfg.pairs.cluster_resemblance)
     edges = (
@@ -65,8 +96,9 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     if len(same_doc):
         at = np.searchsorted(doc, same_doc)  # components returns the documents sorted
         identical[at] = same.column("n").to_numpy()
-    table = pa.table({"doc_id": doc, "cluster_id": cluster, "cluster_size": size, "identical": identical},
-                     schema=schemas.CLUSTERS)
+    source = earliest_members(doc, cluster, document_times(spark, out, doc))
+    table = pa.table({"doc_id": doc, "cluster_id": cluster, "cluster_size": size, "identical": identical,
+                      "source_doc": source}, schema=schemas.CLUSTERS)
     # The driver holds the components already: written from here, no Spark job.
     write_arrow(table, out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
     stats = {

@@ -40,6 +40,29 @@ PAIR_ROWS = pa.schema([
 ])
 
 
+#: What says which of two pages is the original, strongest first: when the content last changed
+#: (HTTP Last-Modified), when the crawler fetched it (WARC-Date), the server's clock then (Date).
+SOURCE_BASES = (("last_modified", "last_modified"), ("warc_date", "fetch_time"), ("http_date", "http_date"))
+
+
+def source_columns() -> dict:
+    """`source` and `source_basis` from the pair's <column>_a/_b timestamps: the first basis on
+    which both pages have a time and the times differ decides (the earlier page is the source);
+    equal times on every basis both have are a "tie"; no basis both have, "unknown"."""
+    source = F.when(F.lit(False), F.lit(None))
+    basis = F.when(F.lit(False), F.lit(None))
+    for name, column in SOURCE_BASES:
+        a, b = F.col(f"{column}_a"), F.col(f"{column}_b")
+        decided = a.isNotNull() & b.isNotNull() & (a != b)
+        source = source.when(decided, F.when(a < b, F.lit("a")).otherwise(F.lit("b")))
+        basis = basis.when(decided, F.lit(name))
+    for name, column in SOURCE_BASES:
+        both = F.col(f"{column}_a").isNotNull() & F.col(f"{column}_b").isNotNull()
+        source = source.when(both, F.lit("tie"))
+        basis = basis.when(both, F.lit(name))
+    return {"source": source.otherwise(F.lit("unknown")), "source_basis": basis.otherwise(F.lit(None).cast("string"))}
+
+
 def fingerprints_without(spark: SparkSession, out: str, excluded) -> DataFrame:
     """The fingerprints table less the excluded (template) hashes."""
     fp = read_table(spark, out, "fingerprints")
@@ -136,14 +159,22 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
         try:
             fp_counts = (emitted.filter(F.col("doc_b") < 0)
                          .groupBy(F.col("doc_a").alias("doc_id")).agg(F.coalesce(F.sum("hash"), F.lit(0)).alias("fp")))
-            info = fp_counts.join(read_table(spark, out, "documents").select("doc_id", "url"), "doc_id", "left")
+            # crawls hold malformed WARC-Dates ("2008-10-294T05:21:46-0700" among the real files): no time
+            times = [F.col(c).try_cast("timestamp").alias(c) for _, c in SOURCE_BASES]
+            info = fp_counts.join(read_table(spark, out, "documents").select("doc_id", "url", *times), "doc_id", "left")
+
+            def side(x: str):
+                return info.select(F.col("doc_id").alias(f"doc_{x}"), F.col("fp").alias(f"fp_{x}"),
+                                   F.col("url").alias(f"url_{x}"), *(F.col(c).alias(f"{c}_{x}") for _, c in SOURCE_BASES))
+
             pairs = (
                 grouped.select("doc_a", "doc_b", "shared")
-                .join(info.select(F.col("doc_id").alias("doc_a"), F.col("fp").alias("fp_a"), F.col("url").alias("url_a")), "doc_a")
-                .join(info.select(F.col("doc_id").alias("doc_b"), F.col("fp").alias("fp_b"), F.col("url").alias("url_b")), "doc_b")
+                .join(side("a"), "doc_a")
+                .join(side("b"), "doc_b")
                 .withColumn("resemblance", F.col("shared") / (F.col("fp_a") + F.col("fp_b") - F.col("shared")))
                 .withColumn("containment_a", F.col("shared") / F.col("fp_a"))
                 .withColumn("containment_b", F.col("shared") / F.col("fp_b"))
+                .withColumns(source_columns())
                 .select(*schemas.PAIRS.names)
             )
             meta = {"max_df": max_df, "max_df_auto": not pcfg.max_df,

@@ -54,7 +54,8 @@ TEXT_SLICE_BYTES = 16 << 20
 #: Rows per chunk of (pair, side) rows given to the span kernel: they carry texts.
 PAIR_CHUNK_ROWS = 3000
 #: PASSAGES rows, plus one `redo` row (and no passages) for a pair its windows could not settle.
-GROWN = pa.schema([*schemas.PASSAGES, pa.field("redo", pa.bool_())])
+#: The pair's source side is joined from the pairs table afterwards, not grown.
+GROWN = pa.schema([*(f for f in schemas.PASSAGES if f.name not in ("source", "source_basis")), pa.field("redo", pa.bool_())])
 
 
 def margin(cfg: RunConfig) -> int:
@@ -253,6 +254,8 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
             # again from their whole texts (windows without an open edge: never redone).
             again = seeds.join(F.broadcast(redo) if redone <= BROADCAST_ROWS else redo, ["doc_a", "doc_b"], "left_semi")
             passages = passages.unionByName(grown_from(again, redone, whole=True).filter(~F.col("redo")))
+        sides = read_table(spark, out, "pairs").select("doc_a", "doc_b", "source", "source_basis")
+        passages = passages.join(sides, ["doc_a", "doc_b"], "left")  # every passage's pair is in pairs
         write_table(passages.select(*schemas.PASSAGES.names), out, "passages", cfg, "passages")
     finally:
         grown.unpersist()

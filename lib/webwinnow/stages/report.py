@@ -88,6 +88,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
             text_a=texts.get(r["doc_a"]) if i < len(detail) else None,
             text_b=texts.get(r["doc_b"]) if i < len(detail) else None,
             passages=tuple(sorted(spans.get(key, ()))), capped=key in capped,
+            source=r["source"], source_basis=r["source_basis"],
         ))
     hashes = [
         HashView(hash=h["hash"], docs=h["docs"], occurrences=h["occurrences"], hosts=h["hosts"], snippet=h["snippet"])
