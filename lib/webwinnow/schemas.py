@@ -132,8 +132,9 @@ RANK_FREQ = pa.schema(
     ]
 )
 
-#: Document pairs that share at least min_shared fingerprint hashes (after the boilerplate cap).
-PAIRS = pa.schema(
+#: Document pairs that share at least min_shared fingerprint hashes (after the boilerplate cap):
+#: what the pairs stage finds, before the passages stage tells content from template.
+CANDIDATE_PAIRS = pa.schema(
     [
         ("doc_a", pa.int64()),  # doc_a < doc_b
         ("doc_b", pa.int64()),
@@ -150,7 +151,27 @@ PAIRS = pa.schema(
     ]
 )
 
-#: Exact copied passages of each pair: maximal matching spans of the normalized texts, as
+#: What the passages stage adds to a candidate pair: how much it copied, and how much of that is
+#: content. Template text is defined in webwinnow.analysis.template.
+COPIED = [
+    ("passages", pa.int64()),  # copied passages (maximal matching spans)
+    ("copied_chars", pa.int64()),  # normalized characters in them (the same on both sides)
+    ("content_chars_a", pa.int64()),  # of those, outside doc_a's template text
+    ("content_chars_b", pa.int64()),
+    ("content_share_a", pa.float64()),  # content_chars_a / doc_a's normalized characters
+    ("content_share_b", pa.float64()),
+    ("longest_content", pa.int64()),  # the most content one passage holds on both sides (min of a and b)
+]
+
+#: Pairs that share content: a passage with at least k normalized characters outside template on
+#: both sides. What the report, the clusters and dedup read.
+PAIRS = pa.schema([*CANDIDATE_PAIRS, *COPIED])
+
+#: The candidate pairs that do not: every copied passage is (nearly all) template, or no shared
+#: fingerprint grew into a passage. Kept, counted, never paired.
+TEMPLATE_PAIRS = pa.schema([*PAIRS, ("reason", pa.string())])  # "template" | "no_passage"
+
+#: Exact copied passages of each pair (of the pairs table): maximal matching spans of the normalized texts, as
 #: character offsets into documents.text (end exclusive).
 PASSAGES = pa.schema(
     [
@@ -166,6 +187,9 @@ PASSAGES = pa.schema(
         # max_df documents): near 1 for site template text that a pair shares; null when no
         # fingerprint falls inside the span
         ("boilerplate", pa.float64()),
+        # normalized characters of the span outside each side's template text
+        ("content_chars_a", pa.int64()),
+        ("content_chars_b", pa.int64()),
         ("source", pa.string()),  # the pair's likely original side ("a", "b", "tie", "unknown"): see PAIRS
         ("source_basis", pa.string()),
     ]
@@ -196,6 +220,7 @@ PAIR_SEEDS = pa.schema(
 
 TABLE_SCHEMAS = {
     "documents": DOCUMENTS, "ledger": LEDGER, "fingerprints": FINGERPRINTS, "doc_stats": DOC_STATS,
-    "hash_freq": HASH_FREQ, "rank_freq": RANK_FREQ, "pairs": PAIRS, "pair_seeds": PAIR_SEEDS,
+    "hash_freq": HASH_FREQ, "rank_freq": RANK_FREQ, "candidate_pairs": CANDIDATE_PAIRS,
+    "pair_seeds": PAIR_SEEDS, "pairs": PAIRS, "template_pairs": TEMPLATE_PAIRS,
     "passages": PASSAGES, "clusters": CLUSTERS,
 }

@@ -46,7 +46,7 @@ def test_ten_thousand_documents_sharing_one_hash_stay_bounded(tmp_path):
     _documents(tmp_path, ids)
     _write(tmp_path, "fingerprints", {"doc_id": fp_doc, "hash": fp_hash, "pos": fp_pos}, schemas.FINGERPRINTS)
     assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "100"]) == 0
-    pairs = pq.read_table(tmp_path / "pairs").to_pylist()
+    pairs = pq.read_table(tmp_path / "candidate_pairs").to_pylist()
     got = {(p["doc_a"], p["doc_b"]): p for p in pairs}
     want = set(itertools.combinations(range(1, 61), 2)) | {(9000, 9001), (9001, 9002), (9000, 9002)}
     assert set(got) == want  # every pair sharing a hash below the cap, nothing from hash 777
@@ -58,15 +58,15 @@ def test_ten_thousand_documents_sharing_one_hash_stay_bounded(tmp_path):
     assert p["resemblance"] == 0.5 and p["containment_a"] == 0.5 and p["containment_b"] == 1.0
     assert p["url_a"] == "http://h6.test/9001"
     assert all(p["doc_a"] < p["doc_b"] for p in pairs)
-    schema = pq.read_table(tmp_path / "pairs").schema
-    assert [(f.name, f.type) for f in schema] == [(f.name, f.type) for f in schemas.PAIRS]
+    schema = pq.read_table(tmp_path / "candidate_pairs").schema
+    assert [(f.name, f.type) for f in schema] == [(f.name, f.type) for f in schemas.CANDIDATE_PAIRS]
     seeds = {(r["doc_a"], r["doc_b"]): r["seeds"] for r in pq.read_table(tmp_path / "pair_seeds").to_pylist()}
     assert set(seeds) == want
     assert sorted((s["pos_a"], s["pos_b"]) for s in seeds[(9000, 9001)]) == [(20, 20), (20, 20)]
 
     # --min-shared filters
     assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "100", "--min-shared", "2"]) == 0
-    assert {(p["doc_a"], p["doc_b"]) for p in pq.read_table(tmp_path / "pairs").to_pylist()} == {(9000, 9001)}
+    assert {(p["doc_a"], p["doc_b"]) for p in pq.read_table(tmp_path / "candidate_pairs").to_pylist()} == {(9000, 9001)}
 
 
 def test_auto_max_df():
@@ -90,11 +90,11 @@ def test_excluded_template_text_is_never_paired(tmp_path):
     _write(tmp_path, "fingerprints",
            {"doc_id": [1, 2, 3, 4, 1], "hash": [h, h, 99, 99, 98], "pos": [0, 0, 5, 6, 9]}, schemas.FINGERPRINTS)
     assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10"]) == 0
-    assert {(p["doc_a"], p["doc_b"]) for p in pq.read_table(tmp_path / "pairs").to_pylist()} == {(1, 2), (3, 4)}
+    assert {(p["doc_a"], p["doc_b"]) for p in pq.read_table(tmp_path / "candidate_pairs").to_pylist()} == {(1, 2), (3, 4)}
     assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10",
                  "--exclude", str(tmp_path / "licence.txt")]) == 0
-    pairs = pq.read_table(tmp_path / "pairs").to_pylist()
+    pairs = pq.read_table(tmp_path / "candidate_pairs").to_pylist()
     assert {(p["doc_a"], p["doc_b"]) for p in pairs} == {(3, 4)}
     # the template no longer counts towards doc 1's fingerprints either
-    record = json.loads((tmp_path / "pairs" / "_webwinnow.json").read_text())
+    record = json.loads((tmp_path / "candidate_pairs" / "_webwinnow.json").read_text())
     assert record["excluded_hashes"] == len(set(template_hashes.tolist()))

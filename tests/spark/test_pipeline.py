@@ -148,7 +148,8 @@ def test_same_output_whatever_the_partitioning(tmp_path, sample_dir, sample_run)
     assert json.loads((out / "summary.json").read_text())["extract"]["tasks"] == 3
     for table, key in (("documents", ["doc_id"]), ("ledger", ["file", "offset", "kind", "reason"]),
                        ("fingerprints", ["doc_id", "pos", "hash"]), ("doc_stats", ["doc_id"]),
-                       ("hash_freq", ["hash"]), ("rank_freq", ["rank"]), ("pairs", ["doc_a", "doc_b"]),
+                       ("hash_freq", ["hash"]), ("rank_freq", ["rank"]), ("candidate_pairs", ["doc_a", "doc_b"]),
+                       ("pairs", ["doc_a", "doc_b"]), ("template_pairs", ["doc_a", "doc_b"]),
                        ("passages", ["doc_a", "doc_b", "start_a", "start_b"]), ("clusters", ["doc_id"])):
         a = _table(sample_run, table).to_pandas().sort_values(key).reset_index(drop=True)
         b = _table(out, table).to_pandas().sort_values(key).reset_index(drop=True)
@@ -295,24 +296,108 @@ def test_hash_freq_and_report(sample_run):
     assert runs["hashes"].sum() == len(hf) and runs["rank"].iloc[0] == 1
     index = (sample_run / "report" / "index.html").read_text()
     best = _table(sample_run, "pairs").to_pandas()
-    best = best.assign(c=best[["containment_a", "containment_b"]].max(axis=1)).sort_values(
-        ["c", "shared", "doc_a", "doc_b"], ascending=[False, False, True, True]).iloc[0]
+    best = best.assign(c=best[["content_chars_a", "content_chars_b"]].min(axis=1),
+                       s=best[["content_share_a", "content_share_b"]].max(axis=1)).sort_values(
+        ["c", "s", "doc_a", "doc_b"], ascending=[False, False, True, True]).iloc[0]
     assert best["url_a"] in index and best["url_b"] in index
     assert (sample_run / "report" / "boilerplate.html").exists()
     assert (sample_run / "report" / "rank_frequency.png").stat().st_size > 1000
 
 
-def test_template_text_shared_by_pairs_is_marked_boilerplate(sample_run):
-    """Pages of one site may share a fingerprint that straddles the end of the menu; the span it
-    grows into is template text, and says so."""
-    passages = _table(sample_run, "passages").to_pandas()
-    pairs = _table(sample_run, "pairs").to_pandas()
-    merged = passages.merge(pairs, on=["doc_a", "doc_b"])
-    template = merged[merged["boilerplate"] >= 0.5]
-    assert len(template) > 0
-    assert (template["resemblance"] < 0.5).mean() > 0.9  # the pair itself is not a near-duplicate
+def _naive_template(norm_positions: list[int], boilerplate: list[bool], k: int, w: int, n: int) -> list[bool]:
+    """Template text, by its definition (README): boilerplate fingerprints' k-grams, and the gaps of
+    at most max(w, k) between them and to the text's ends."""
+    mask = [False] * n
+    marked = [p for p, b in zip(norm_positions, boilerplate) if b]
+    g = max(w, k)
+    for p in marked:
+        mask[p:p + k] = [True] * len(mask[p:p + k])
+    for p, q in zip(marked, marked[1:]):
+        if q - p <= g:
+            mask[p:q] = [True] * (q - p)
+    if marked and marked[0] <= g:
+        mask[:marked[0]] = [True] * marked[0]
+    if marked and (n - k) - marked[-1] <= g:
+        mask[marked[-1]:] = [True] * (n - marked[-1])
+    return mask
+
+
+def test_pairs_share_content_and_template_pairs_only_template(sample_run):
+    """Every candidate pair judged from scratch: spans grown character by character from its seeds
+    below the cap, each side's template text marked by its definition. A pair is in `pairs` exactly
+    when a span holds at least k content characters on both sides, and the content counts agree."""
+    from naive import normalize
+
+    k, w = 50, 100
+    max_df = json.loads((sample_run / "candidate_pairs" / "_webwinnow.json").read_text())["stats"]["max_df"]
+    fps = _table(sample_run, "fingerprints").to_pandas()
+    df = fps.groupby("hash")["doc_id"].nunique()
+    boilerplate = set(df[df > max_df].index)
+    texts = {d["doc_id"]: d["text"] for d in _table(sample_run, "documents").to_pylist() if d["status"] == "ok"}
+    by_doc = {d: g.sort_values("pos") for d, g in fps.groupby("doc_id")}
+    norm: dict[int, tuple[str, list[int], list[bool]]] = {}
+
+    def side(doc: int):
+        if doc not in norm:
+            chars, offsets = normalize(texts[doc])
+            first = {}
+            for i, o in enumerate(offsets):
+                first.setdefault(o, i)
+            rows = by_doc[doc]
+            positions = [first[p] for p in rows["pos"]]
+            norm[doc] = (chars, offsets, _naive_template(positions, [h in boilerplate for h in rows["hash"]], k, w,
+                                                         len(chars)))
+        return norm[doc]
+
+    def spans(a: int, b: int):
+        (ca, oa, ta), (cb, ob, tb) = side(a), side(b)
+        first_a, first_b = ({}, {})
+        for i, o in enumerate(oa):
+            first_a.setdefault(o, i)
+        for i, o in enumerate(ob):
+            first_b.setdefault(o, i)
+        fa, fb = by_doc[a], by_doc[b]
+        out = set()
+        for h, p in zip(fa["hash"], fa["pos"]):
+            if h in boilerplate:
+                continue
+            for g, q in zip(fb["hash"], fb["pos"]):
+                i, j = first_a[p], first_b[q]
+                if g != h or ca[i:i + k] != cb[j:j + k]:
+                    continue
+                while i > 0 and j > 0 and ca[i - 1] == cb[j - 1]:
+                    i, j = i - 1, j - 1
+                e, f = first_a[p] + k, first_b[q] + k
+                while e < len(ca) and f < len(cb) and ca[e] == cb[f]:
+                    e, f = e + 1, f + 1
+                out.add((oa[i], oa[e - 1] + 1, ob[j], ob[f - 1] + 1, e - i,
+                         sum(not t for t in ta[i:e]), sum(not t for t in tb[j:f])))
+        return out
+
+    pairs = {(p["doc_a"], p["doc_b"]): p for p in _table(sample_run, "pairs").to_pylist()}
+    template = {(p["doc_a"], p["doc_b"]): p for p in _table(sample_run, "template_pairs").to_pylist()}
+    candidates = {(p["doc_a"], p["doc_b"]) for p in _table(sample_run, "candidate_pairs").to_pylist()}
+    assert set(pairs) | set(template) == candidates and not set(pairs) & set(template)
+    passages: dict[tuple[int, int], set] = {}
+    for p in _table(sample_run, "passages").to_pylist():
+        passages.setdefault((p["doc_a"], p["doc_b"]), set()).add(
+            (p["start_a"], p["end_a"], p["start_b"], p["end_b"], p["length"], p["content_chars_a"], p["content_chars_b"]))
+    assert set(passages) == set(pairs)
+    for key in sorted(candidates):
+        want = spans(*key)
+        content = any(min(ca, cb) >= k for *_, ca, cb in want)
+        assert (key in pairs) == content, (key, want)
+        if key in pairs:
+            assert passages[key] == want, key
+            p = pairs[key]
+            assert p["content_chars_a"] == sum(s[5] for s in want) and p["longest_content"] >= k
+            assert p["content_share_a"] == pytest.approx(p["content_chars_a"] / len(side(key[0])[0]))
+        else:
+            assert template[key]["reason"] == ("template" if want else "no_passage")
+            assert template[key]["passages"] == len(want)
+    assert len(template) > 20 and len(pairs) > 20  # the sample has both kinds
     stats = json.loads((sample_run / "report" / "stats.json").read_text())["stages"]["passages"]
-    assert stats["boilerplate_passages"] == len(template)
+    assert (stats["pairs"], stats["template_pairs"]) == (len(pairs), len(template))
 
 
 @pytest.mark.parametrize("which", ["real_run", "sample_run"])

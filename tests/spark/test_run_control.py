@@ -24,8 +24,8 @@ from paths import CONF, QUICK, REPO
 pytestmark = pytest.mark.spark
 
 KEYS = {"documents": ["doc_id"], "ledger": ["file", "offset", "kind", "reason"], "fingerprints": ["doc_id", "pos", "hash"],
-        "doc_stats": ["doc_id"], "hash_freq": ["hash"], "rank_freq": ["rank"], "pairs": ["doc_a", "doc_b"],
-        "pair_seeds": ["doc_a", "doc_b"], "passages": ["doc_a", "doc_b", "start_a", "start_b"], "clusters": ["doc_id"]}
+        "doc_stats": ["doc_id"], "hash_freq": ["hash"], "rank_freq": ["rank"], "candidate_pairs": ["doc_a", "doc_b"],
+        "pairs": ["doc_a", "doc_b"], "template_pairs": ["doc_a", "doc_b"], "pair_seeds": ["doc_a", "doc_b"], "passages": ["doc_a", "doc_b", "start_a", "start_b"], "clusters": ["doc_id"]}
 
 
 def _same_tables(a: Path, b: Path) -> None:
@@ -54,7 +54,7 @@ def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, 
     staged = out.parent / "out.incomplete"
     assert not out.exists() and not (out.parent / "out.lock").exists()
     assert {p.name for p in staged.iterdir() if (p / "_webwinnow.json").exists()} == \
-        {"documents", "ledger", "fingerprints", "doc_stats", "hash_freq", "rank_freq", "pairs", "pair_seeds"}
+        {"documents", "ledger", "fingerprints", "doc_stats", "hash_freq", "rank_freq", "candidate_pairs", "pair_seeds"}
     capsys.readouterr()
     assert main(argv + ["--resume"]) == 0
     err = capsys.readouterr().err
@@ -128,26 +128,29 @@ def test_a_stage_alone_marks_downstream_stale_and_downstream_reruns(tmp_path, sa
     conf = ["--conf", str(CONF)]
     assert main(["pairs", "--out", str(out), "--min-shared", "2", *conf]) == 0
     err = capsys.readouterr().err
-    assert "now stale (made from tables this command replaced): clusters, passages, report" in err
+    assert "now stale (made from tables this command replaced): clusters, pairs, passages, report, template_pairs" in err
     summary = json.loads((out / "summary.json").read_text())
-    assert set(summary["stale"]) == {"clusters", "passages", "report"}
+    assert set(summary["stale"]) == {"clusters", "pairs", "template_pairs", "passages", "report"}
     assert summary["extract"]["parsed"] == 311  # the run's other entries survive a stage run alone
     assert "run.log" in os.listdir(out) and "webwinnow pairs" in (out / "run.log").read_text()
 
     assert main(["report", "--out", str(out), *conf]) == 2
-    assert "report reads passages, which is stale (made from an earlier pair_seeds)" in capsys.readouterr().err
+    assert "report reads pairs, which is stale (made from an earlier pair_seeds)" in capsys.readouterr().err
 
     assert main(["pairs", "--out", str(out), "--min-shared", "2", "--downstream", *conf]) == 0
     assert json.loads((out / "summary.json").read_text())["stale"] == {}
     pairs = {(r["doc_a"], r["doc_b"]) for r in pq.read_table(out / "pairs").to_pylist()}
-    assert {(r["doc_a"], r["doc_b"]) for r in pq.read_table(out / "passages").to_pylist()} <= pairs
+    assert {(r["doc_a"], r["doc_b"]) for r in pq.read_table(out / "passages").to_pylist()} == pairs
+    candidates = {(r["doc_a"], r["doc_b"]): r["shared"] for r in pq.read_table(out / "candidate_pairs").to_pylist()}
+    template = {(r["doc_a"], r["doc_b"]) for r in pq.read_table(out / "template_pairs").to_pylist()}
+    assert pairs | template == set(candidates) and not pairs & template and min(candidates.values()) >= 2
 
     # new fingerprints: the old hash_freq is stale and pairs counts boilerplate from the new ones
     assert main(["fingerprint", "--out", str(out), "--w", "4", *conf]) == 0
     stale = json.loads((out / "summary.json").read_text())["stale"]
-    assert {"hash_freq", "rank_freq", "pairs", "pair_seeds", "passages", "clusters", "report"} <= set(stale)
+    assert {"hash_freq", "rank_freq", "candidate_pairs", "pair_seeds", "pairs", "passages", "clusters", "report"} <= set(stale)
     assert main(["pairs", "--out", str(out), *conf]) == 0
-    record = json.loads((out / "pairs" / "_webwinnow.json").read_text())
+    record = json.loads((out / "candidate_pairs" / "_webwinnow.json").read_text())
     fps = pq.read_table(out / "fingerprints").to_pandas()
     docs = fps.groupby("hash")["doc_id"].nunique()
     assert record["stats"]["boilerplate_hashes"] == int((docs > record["max_df"]).sum())

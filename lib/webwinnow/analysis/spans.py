@@ -214,16 +214,29 @@ def _normalize_window(data, start, end, fold, expand, codes, offsets):
 
 
 @njit(**JIT_OPTIONS)
+def _covered(lo, hi, first, last, start, end):
+    """Characters of [start, end) inside the sorted, disjoint intervals lo/hi[first:last]."""
+    total = 0
+    for i in range(first + np.searchsorted(hi[first:last], start, side="right"), last):
+        if lo[i] >= end:
+            break
+        total += min(hi[i], end) - max(lo[i], start)
+    return total
+
+
+@njit(**JIT_OPTIONS)
 def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, ends_b, base_b, open_b,
-                    seed_offsets, seeds_a, seeds_b, fp_offsets, fp_pos, fp_flag, fold, expand, k, max_spans,
-                    max_chars):
+                    seed_offsets, seeds_a, seeds_b, fp_offsets, fp_pos, fp_flag, tpl_offsets_a, tpl_lo_a,
+                    tpl_hi_a, tpl_offsets_b, tpl_lo_b, tpl_hi_b, fold, expand, k, max_spans, max_chars):
     """window_passages for every pair of a batch at once (one call from Python per batch).
 
     Pair p's windows are data_a[starts_a[p]:ends_a[p]] (UTF-8, the original text from character
     base_a[p] on) and likewise for b; its seeds are seeds_a/seeds_b[seed_offsets[p]:...], whole
     texts' character offsets; its a-window's fingerprints fp_pos[fp_offsets[p]:...] (sorted)
-    with their boilerplate flags. Returns per span (pair, start_a, end_a, start_b, end_b,
-    length, boilerplate share or NaN) and per pair (capped, truncated).
+    with their boilerplate flags; its windows' template text tpl_lo/hi_a[tpl_offsets_a[p]:...]
+    (and b), intervals of the windows' normalized indices. Returns per span (pair, start_a,
+    end_a, start_b, end_b, length, content_a, content_b), its boilerplate share or NaN, and per
+    pair (capped, truncated).
     """
     npairs = starts_a.shape[0]
     capacity = 0
@@ -232,7 +245,7 @@ def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, 
         capacity += min(max_spans, seed_offsets[p + 1] - seed_offsets[p])
         longest = max(longest, ends_a[p] - starts_a[p] + 64, ends_b[p] - starts_b[p] + 64)
     pair = np.empty(capacity, dtype=np.int64)
-    cols = np.empty((capacity, 5), dtype=np.int64)
+    cols = np.empty((capacity, 7), dtype=np.int64)
     share = np.empty(capacity, dtype=np.float64)
     capped = np.zeros(npairs, dtype=np.bool_)
     truncated = np.zeros(npairs, dtype=np.bool_)
@@ -275,6 +288,8 @@ def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, 
             cols[count, 2] = offs_b[y] + base_b[p]
             cols[count, 3] = offs_b[y + length - 1] + 1 + base_b[p]
             cols[count, 4] = length
+            cols[count, 5] = length - _covered(tpl_lo_a, tpl_hi_a, tpl_offsets_a[p], tpl_offsets_a[p + 1], x, x + length)
+            cols[count, 6] = length - _covered(tpl_lo_b, tpl_hi_b, tpl_offsets_b[p], tpl_offsets_b[p + 1], y, y + length)
             inside = 0
             flagged = 0
             for f in range(np.searchsorted(fp_pos[f_lo:f_hi], cols[count, 0]) + f_lo, f_hi):
@@ -297,6 +312,8 @@ class BatchPassages:
     start_b: np.ndarray
     end_b: np.ndarray
     length: np.ndarray
+    content_a: np.ndarray  # normalized characters of the span outside a's template text
+    content_b: np.ndarray
     boilerplate: np.ndarray
     capped: np.ndarray  # per pair
     truncated: np.ndarray  # per pair: a span reached an open window edge; its spans are omitted
@@ -305,9 +322,14 @@ class BatchPassages:
 def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, open_a: np.ndarray,
                    open_b: np.ndarray, seed_offsets: np.ndarray, seeds_a: np.ndarray, seeds_b: np.ndarray,
                    fp_offsets: np.ndarray, fp_pos: np.ndarray, fp_flags: np.ndarray, k: int, *,
+                   template_a: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                   template_b: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                    max_spans: int = 1000, max_chars: int = 20_000_000) -> BatchPassages:
     """window_passages for each pair p of Arrow string arrays texts_a/texts_b (windows), with the
-    boilerplate share of every span from the a-window's sorted fingerprint positions and flags."""
+    boilerplate share of every span from the a-window's sorted fingerprint positions and flags,
+    and its content characters per side: template_a = (offsets, lo, hi), pair p's template
+    intervals lo/hi[offsets[p]:offsets[p + 1]] in its a-window's normalized indices (None: no
+    template)."""
     import pyarrow as pa
 
     if k < 1 or max_spans < 1 or max_chars < 1:
@@ -326,11 +348,20 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
         arrays.append((data, offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)))
     fold, expand = fold_table()
     i64 = (lambda a: np.ascontiguousarray(a, dtype=np.int64))
+    templates: list[np.ndarray] = []
+    for template in (template_a, template_b):
+        if template is None:
+            template = (np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        bounds, lo, hi = (i64(x) for x in template)
+        if len(bounds) != n + 1 or lo.shape != hi.shape or (n and bounds[-1] != len(lo)):
+            raise ValueError("template intervals: n + 1 offsets and one lo and hi per interval")
+        templates.extend((bounds, lo, hi))
     pair, cols, share, capped, truncated = _batch_passages(
         arrays[0][0], arrays[0][1], arrays[0][2], i64(base_a), i64(open_a),
         arrays[1][0], arrays[1][1], arrays[1][2], i64(base_b), i64(open_b),
         i64(seed_offsets), i64(seeds_a), i64(seeds_b), i64(fp_offsets), i64(fp_pos),
-        np.ascontiguousarray(fp_flags, dtype=np.int64), fold, expand, int(k), int(max_spans), int(max_chars))
+        np.ascontiguousarray(fp_flags, dtype=np.int64), *templates, fold, expand, int(k), int(max_spans),
+        int(max_chars))
     return BatchPassages(pair=pair, start_a=cols[:, 0].copy(), end_a=cols[:, 1].copy(), start_b=cols[:, 2].copy(),
-                         end_b=cols[:, 3].copy(), length=cols[:, 4].copy(), boilerplate=share, capped=capped,
-                         truncated=truncated)
+                         end_b=cols[:, 3].copy(), length=cols[:, 4].copy(), content_a=cols[:, 5].copy(),
+                         content_b=cols[:, 6].copy(), boilerplate=share, capped=capped, truncated=truncated)

@@ -16,11 +16,13 @@ from .run import RunOutput
 
 
 def top_pairs(run: RunOutput, n: int = 20):
-    """The n pairs the report lists first: by the larger containment, then shared fingerprints."""
+    """The n pairs the report lists first: by copied content (characters outside template, the
+    smaller side), then the larger share of a page it is."""
     pairs = run.frame("pairs")
-    pairs["containment"] = pairs[["containment_a", "containment_b"]].max(axis=1)
-    return pairs.sort_values(["containment", "shared", "doc_a", "doc_b"],
-                             ascending=[False, False, True, True]).head(n).reset_index(drop=True)
+    pairs["content"] = pairs[["content_chars_a", "content_chars_b"]].min(axis=1)
+    pairs["share"] = pairs[["content_share_a", "content_share_b"]].max(axis=1)
+    return (pairs.sort_values(["content", "share", "doc_a", "doc_b"], ascending=[False, False, True, True])
+            .head(n).drop(columns=["content", "share"]).reset_index(drop=True))
 
 
 def cluster_table(run: RunOutput, n: int = 10):

@@ -117,10 +117,10 @@ def max_df_figure(sweep: MaxDfSweep):
     fig, (ax,) = _figure()
     # both are step functions of the cap: they change only at the document frequencies present
     ax.plot(sweep.max_df, sweep.pairs, ".-", color=BLUE, drawstyle="steps-post",
-            label=f"document pairs (≥ {sweep.min_shared} shared)")
+            label=f"candidate pairs (≥ {sweep.min_shared} shared)")
     ax.set_xscale("log")
     ax.set_xlabel("max_df: hashes in more documents are boilerplate (never paired)")
-    ax.set_ylabel("document pairs", color=BLUE)
+    ax.set_ylabel("candidate pairs", color=BLUE)
     if max(sweep.pairs, default=0) > 0:
         ax.set_yscale("symlog", linthresh=1)
     ax.set_ylim(bottom=0)

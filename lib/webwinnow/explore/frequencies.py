@@ -150,7 +150,7 @@ class MaxDfSweep:
     """Pairs and boilerplate as functions of the document-frequency cap max_df.
 
     max_df[i] -> pairs[i]: document pairs sharing at least min_shared distinct hashes held by at
-    most max_df[i] documents (what the pairs stage would emit with that cap); boilerplate_hashes
+    most max_df[i] documents (the candidate pairs the pairs stage would emit with that cap); boilerplate_hashes
     and boilerplate_share: the distinct hashes above the cap and their share of all fingerprints.
     chosen: the cap the run used (auto: chosen by webwinnow). limited_by: why the sweep stops
     where it stops (the seed budget), sample: documents used when not all.
@@ -205,9 +205,9 @@ def max_df_sweep(run: RunOutput, max_seeds: int = 10_000_000, max_docs: int | No
     """
     from ..analysis.pairing import partition_seeds
 
-    pairs_cfg = run.config("pairs")["pairs"]
+    pairs_cfg = run.config("candidate_pairs")["pairs"]
     min_shared = int(pairs_cfg["min_shared"])
-    pstats = run.stats("pairs")
+    pstats = run.stats("candidate_pairs")
     documents = int(run.stats("doc_stats").get("documents", 0))
     if max_docs is None:
         if run.rows("fingerprints") > max_rows:

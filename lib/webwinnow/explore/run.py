@@ -96,7 +96,7 @@ class RunOutput:
 
         return table_stats(self.folder, name) or {}
 
-    def config(self, name: str = "pairs") -> dict[str, Any]:
+    def config(self, name: str = "candidate_pairs") -> dict[str, Any]:
         """The resolved config the table was made with."""
         from ..tables import read_table_config
 

@@ -59,12 +59,15 @@ def _hash_freq_lines(h: dict, w: dict) -> list[str]:
 
 
 def _pairs_lines(p: dict, w: dict) -> list[str]:
-    return [f"{p['pairs']:,} document pairs share fingerprints (max_df {p['max_df']}"
+    return [f"{p['candidate_pairs']:,} candidate document pairs share fingerprints (max_df {p['max_df']}"
             f"{' auto' if p['max_df_auto'] else ''}; hashes in more documents are boilerplate)"]
 
 
 def _passages_lines(p: dict, w: dict) -> list[str]:
-    return [f"{p['passages']:,} copied passages"]
+    return [f"{p['pairs']:,} pairs share content: {p['passages']:,} copied passages, "
+            f"{p['content_chars']:,} normalized characters of content",
+            f"{p['template_pairs']:,} pairs share only template text (template_pairs: {p['template_only']:,} "
+            f"template, {p['no_passage']:,} no passage)"]
 
 
 def _clusters_lines(c: dict, w: dict) -> list[str]:
@@ -107,15 +110,18 @@ STAGES: tuple[Stage, ...] = (
           ("winnow", "later"), lambda cfg: asdict(cfg.winnow), _fingerprint_lines),
     Stage("hash_freq", "fingerprints → hash_freq, rank_freq, power-law fit", ("fingerprints", "documents"),
           ("hash_freq", "rank_freq"), ("later",), summary=_hash_freq_lines),
-    Stage("pairs", "fingerprints → pairs, pair_seeds", ("fingerprints", "documents"), ("pairs", "pair_seeds"),
+    Stage("pairs", "fingerprints → candidate_pairs, pair_seeds", ("fingerprints", "documents"),
+          ("candidate_pairs", "pair_seeds"),
           ("pairing", "later"), _pairs_fields("max_df", "min_shared", "pair_budget"), _pairs_lines, uses=("hash_freq",)),
-    Stage("passages", "pair_seeds + documents → passages", ("pair_seeds", "pairs", "documents"), ("passages",),
+    Stage("passages", "pair_seeds → passages, pairs, template_pairs",
+          ("pair_seeds", "candidate_pairs", "documents", "doc_stats"), ("pairs", "template_pairs", "passages"),
           ("later",), _pairs_fields("max_spans", "max_chars"), _passages_lines, uses=("hash_freq",)),
     Stage("clusters", "pairs + documents → clusters", ("pairs", "documents"),
           ("clusters",), ("clustering", "later"),
           _pairs_fields("cluster_resemblance"), _clusters_lines),
     Stage("report", "all tables → report/index.html",
-          ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "pairs", "passages", "clusters"),
+          ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "candidate_pairs", "pairs", "template_pairs",
+           "passages", "clusters"),
           ("report",), (), _pairs_fields("report_pairs", "report_details", "report_hashes", "report_figure_docs"), _report_lines),
 )
 

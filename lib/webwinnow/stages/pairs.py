@@ -1,4 +1,5 @@
-"""Stage: `fingerprints` → `pairs` (documents that share fingerprints) and `pair_seeds` (where).
+"""Stage: `fingerprints` → `candidate_pairs` (documents that share fingerprints) and `pair_seeds`
+(where). The passages stage grows the seeds and keeps the pairs that share content.
 
 Boilerplate cap first: a hash in more than max_df documents is never paired (MOSS's -m), so no
 hash contributes more than max_df·(max_df−1)/2 pairs and the work stays bounded whatever the
@@ -175,17 +176,17 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
                 .withColumn("containment_a", F.col("shared") / F.col("fp_a"))
                 .withColumn("containment_b", F.col("shared") / F.col("fp_b"))
                 .withColumns(source_columns())
-                .select(*schemas.PAIRS.names)
+                .select(*schemas.CANDIDATE_PAIRS.names)
             )
             meta = {"max_df": max_df, "max_df_auto": not pcfg.max_df,
                     "excluded_hashes": int(len(excluded) if excluded is not None else 0)}
-            write_table(pairs, out, "pairs", cfg, "pairs", meta)
+            write_table(pairs, out, "candidate_pairs", cfg, "pairs", meta)
             write_table(grouped.select("doc_a", "doc_b", "seeds"), out, "pair_seeds", cfg, "pairs", meta)
         finally:
             grouped.unpersist()
             emitted.unpersist()
     unexcluded = counts if excluded is None or not len(excluded) else None
-    return {**meta, "documents": documents, "pairs": row_count(out, "pairs"),
+    return {**meta, "documents": documents, "candidate_pairs": row_count(out, "candidate_pairs"),
             "boilerplate_hashes": boilerplate_count(spark, out, max_df, unexcluded)}
 
 

@@ -1,10 +1,17 @@
-"""Stage: `pair_seeds` + `documents` → `passages`, the exact copied spans of every reported pair.
+"""Stage: `pair_seeds` + `candidate_pairs` + `documents` → `passages`, `pairs`, `template_pairs`.
 
-Each pair's seeds (positions of its shared fingerprints, boilerplate excluded) are grown into
-maximal matching spans of the two normalized texts (see webwinnow.analysis.spans). The work per pair
-is bounded by pairs.max_spans and pairs.max_chars; a pair that hit a bound has capped = true.
-Each span also gets the share of its fingerprints that are boilerplate hashes, so template
-text a pair happens to share can be told from copied content.
+Each candidate pair's seeds (positions of its shared fingerprints, boilerplate excluded) are
+grown into maximal matching spans of the two normalized texts (see webwinnow.analysis.spans).
+The work per pair is bounded by pairs.max_spans and pairs.max_chars; a pair that hit a bound has
+capped = true. Each span also gets its content characters on each side (those outside the
+side's template text: webwinnow.analysis.template) and the share of its fingerprints that are
+boilerplate hashes.
+
+A candidate pair is a content pair, in `pairs`, when one of its passages holds at least k
+content characters on both sides; `passages` holds their spans. The others (a k-gram
+straddling the end of a navigation bar and the first word of the page falls below the cap, and
+the span it grows into is all template) go to `template_pairs` with their reason: counted,
+never paired, never clustered.
 
 No full text travels per pair. Each document is read once, where it is stored: it is
 normalized and fingerprinted once, and for every pair it belongs to it sends only the window
@@ -29,6 +36,7 @@ from pyspark.sql import functions as F
 from .. import schemas
 from ..analysis.boilerplate import is_boilerplate
 from ..analysis.spans import batch_passages, text_windows
+from ..analysis.template import template_intervals, window_intervals
 from ..config import RunConfig
 from ..core import kernel
 from ..core.charfold import fold_table
@@ -43,6 +51,8 @@ from .pairs import boilerplate_hashes
 WINDOWS = pa.schema([
     ("doc_a", pa.int64()), ("doc_b", pa.int64()), ("side", pa.int32()), ("start", pa.int64()), ("open", pa.int32()),
     ("text", pa.string()), ("fp_pos", pa.list_(pa.int64())), ("fp_boilerplate", pa.list_(pa.bool_())),
+    # the window's template text: intervals of its normalized indices (webwinnow.analysis.template)
+    ("tpl_lo", pa.list_(pa.int64())), ("tpl_hi", pa.list_(pa.int64())),
 ])
 #: Window text per output batch of the window pass. Memory, not speed: a batch is copied on its
 #: way to the JVM, and its rows wait in the shuffle.
@@ -102,7 +112,8 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
     offsets = offsets - offsets[0]
     values = requests.flatten()
     fields = {name: values.field(name).to_numpy(zero_copy_only=False) for name in ("doc_a", "doc_b", "side", "lo", "hi")}
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in ("byte_lo", "byte_hi", "start", "open", "fp_len", "fp_pos", "fp_flag")}
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in ("byte_lo", "byte_hi", "start", "open", "fp_len", "fp_pos",
+                                                                "fp_flag", "tpl_len", "tpl_lo", "tpl_hi")}
     first_request = held = 0
     for row in range(batch.num_rows):
         lo, hi = offsets[row], offsets[row + 1]
@@ -123,6 +134,16 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
         parts["fp_len"].append(lengths)
         parts["fp_pos"].append(positions[index])
         parts["fp_flag"].append(fp_flags_all[fp_bounds[row]:fp_bounds[row + 1]][index])
+        # the document's template text, clipped to each of its windows (both sides)
+        flags = fp_flags_all[fp_bounds[row]:fp_bounds[row + 1]]
+        norm_positions = np.searchsorted(norm_offsets, positions)
+        t_lo, t_hi = template_intervals(norm_positions, flags, w.k, w.w, len(norm_offsets))
+        win_lo = np.searchsorted(norm_offsets, start)
+        win_hi = np.searchsorted(norm_offsets, end)
+        counts, lo_in, hi_in = window_intervals(t_lo, t_hi, win_lo, win_hi)
+        parts["tpl_len"].append(counts)
+        parts["tpl_lo"].append(lo_in)
+        parts["tpl_hi"].append(hi_in)
         held += int((parts["byte_hi"][-1] - parts["byte_lo"][-1]).sum())
         if held >= WINDOW_BATCH_BYTES or row == batch.num_rows - 1:
             yield _window_batch(data, parts, {name: col[first_request:hi] for name, col in fields.items()})
@@ -145,11 +166,14 @@ def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: 
     gathered = data[np.repeat(byte_lo - text_offsets[:-1], sizes) + np.arange(text_offsets[-1])]
     texts = pa.StringArray.from_buffers(len(sizes), pa.py_buffer(text_offsets.astype(np.int32)), pa.py_buffer(gathered))
     fp_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("fp_len", np.int64))]).astype(np.int32))
+    tpl_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tpl_len", np.int64))]).astype(np.int32))
     return pa.RecordBatch.from_arrays(
         [pa.array(fields["doc_a"]), pa.array(fields["doc_b"]), pa.array(fields["side"].astype(np.int32)),
          pa.array(cat("start", np.int64)), pa.array(cat("open", np.int32)), texts,
          pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_pos", np.int64))),
-         pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_flag", bool)))],
+         pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_flag", bool))),
+         pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_lo", np.int64))),
+         pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_hi", np.int64)))],
         schema=WINDOWS)
 
 
@@ -167,6 +191,11 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     seeds = table.column("seeds").chunk(0).take(rs)
     flat = seeds.flatten()
     fp = table.column("fp_pos").chunk(0).take(ra)
+
+    def template(rows):
+        lo = table.column("tpl_lo").chunk(0).take(rows)
+        hi = table.column("tpl_hi").chunk(0).take(rows)
+        return _offsets(lo), lo.flatten().to_numpy(zero_copy_only=False), hi.flatten().to_numpy(zero_copy_only=False)
     found = batch_passages(
         table.column("text").chunk(0).take(ra), table.column("text").chunk(0).take(rb),
         table.column("start").chunk(0).take(ra).to_numpy(), table.column("start").chunk(0).take(rb).to_numpy(),
@@ -175,7 +204,8 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         flat.field("pos_b").to_numpy(zero_copy_only=False),
         _offsets(fp), fp.flatten().to_numpy(zero_copy_only=False),
         table.column("fp_boilerplate").chunk(0).take(ra).flatten().to_numpy(zero_copy_only=False),
-        cfg.winnow.k, max_spans=cfg.pairs.max_spans, max_chars=cfg.pairs.max_chars)
+        cfg.winnow.k, template_a=template(ra), template_b=template(rb), max_spans=cfg.pairs.max_spans,
+        max_chars=cfg.pairs.max_chars)
     pairs_a, pairs_b = doc_a[r], doc_b[r]
     redo = np.flatnonzero(found.truncated)
     n_redo = len(redo)
@@ -186,8 +216,9 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         "boilerplate": np.concatenate([found.boilerplate, np.full(n_redo, np.nan)]),
         "redo": np.concatenate([np.zeros(len(found.pair), bool), np.ones(n_redo, bool)]),
     }
-    for name in ("start_a", "end_a", "start_b", "end_b", "length"):
-        columns[name] = np.concatenate([getattr(found, name), np.zeros(n_redo, np.int64)])
+    for name, field in (("start_a", "start_a"), ("end_a", "end_a"), ("start_b", "start_b"), ("end_b", "end_b"),
+                        ("length", "length"), ("content_chars_a", "content_a"), ("content_chars_b", "content_b")):
+        columns[name] = np.concatenate([getattr(found, field), np.zeros(n_redo, np.int64)])
     return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type, from_pandas=True) for f in GROWN],
                                       schema=GROWN)
 
@@ -198,7 +229,7 @@ def _offsets(lists: pa.ListArray) -> np.ndarray:
 
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
-    max_df = read_table_config(out, "pairs")["max_df"]
+    max_df = read_table_config(out, "candidate_pairs")["max_df"]
     boilerplate = np.sort(np.array([r["hash"] for r in boilerplate_hashes(spark, out, max_df).collect()], dtype=np.int64))
     shared = spark.sparkContext.broadcast(boilerplate)
     inject = injected_stages(spark)
@@ -235,7 +266,8 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
         # One shuffle brings each pair's two windows and its seeds together (sides 0, 1, 2).
         seed_rows = seeds.select("doc_a", "doc_b", F.lit(2).alias("side"),
                                  *(F.lit(None).cast(window_types[name].dataType).alias(name)
-                                   for name in ("start", "open", "text", "fp_pos", "fp_boilerplate")), "seeds")
+                                   for name in ("start", "open", "text", "fp_pos", "fp_boilerplate", "tpl_lo", "tpl_hi")),
+                                 "seeds")
         return (
             windows.withColumn("seeds", F.lit(None).cast(seed_type))
             .unionByName(seed_rows)
@@ -245,30 +277,64 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
 
     seeds = read_table(spark, out, "pair_seeds")
     grown = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(StorageLevel.MEMORY_AND_DISK)
+    held = [grown]
     try:
         redo = grown.filter(F.col("redo")).select("doc_a", "doc_b")
         redone = redo.count()
-        passages = grown.filter(~F.col("redo"))
+        found = grown.filter(~F.col("redo"))
         if redone:
             # A few pairs (about 1% on the docs corpus) grow past their windows: they are grown
             # again from their whole texts (windows without an open edge: never redone).
             again = seeds.join(F.broadcast(redo) if redone <= BROADCAST_ROWS else redo, ["doc_a", "doc_b"], "left_semi")
-            passages = passages.unionByName(grown_from(again, redone, whole=True).filter(~F.col("redo")))
+            found = found.unionByName(grown_from(again, redone, whole=True).filter(~F.col("redo")))
+            found = found.persist(StorageLevel.MEMORY_AND_DISK)  # read for the pairs and for the passages
+            held.append(found)
+        judged = judge_pairs(spark, out, found, cfg.winnow.k).persist(StorageLevel.MEMORY_AND_DISK)
+        held.append(judged)
+        content = F.col("longest_content") >= cfg.winnow.k
+        write_table(judged.filter(content).select(*schemas.PAIRS.names), out, "pairs", cfg, "passages")
+        reason = F.when(F.col("passages") == 0, F.lit("no_passage")).otherwise(F.lit("template"))
+        write_table(judged.filter(~content).withColumn("reason", reason).select(*schemas.TEMPLATE_PAIRS.names),
+                    out, "template_pairs", cfg, "passages")
         sides = read_table(spark, out, "pairs").select("doc_a", "doc_b", "source", "source_basis")
-        passages = passages.join(sides, ["doc_a", "doc_b"], "left")  # every passage's pair is in pairs
-        write_table(passages.select(*schemas.PASSAGES.names), out, "passages", cfg, "passages")
+        write_table(found.join(sides, ["doc_a", "doc_b"]).select(*schemas.PASSAGES.names), out, "passages", cfg, "passages")
+        dropped = found.join(sides, ["doc_a", "doc_b"], "left_anti").count()
     finally:
-        grown.unpersist()
+        for frame in reversed(held):
+            frame.unpersist()
     row = read_table(spark, out, "passages").agg(
         F.count(F.lit(1)).alias("passages"),
-        F.countDistinct("doc_a", "doc_b").alias("pairs"),
         F.sum(F.col("capped").cast("int")).alias("capped"),
         F.sum("length").alias("chars"),
+        F.sum(F.least("content_chars_a", "content_chars_b")).alias("content"),
         F.sum((F.col("boilerplate") >= 0.5).cast("int")).alias("boilerplate"),
     ).first()
     assert row is not None  # an aggregation has one row
-    stats = {"passages": row["passages"], "pairs_with_passages": row["pairs"],
-             "capped_spans": row["capped"] or 0, "normalized_chars": row["chars"] or 0,
-             "boilerplate_passages": row["boilerplate"] or 0, "max_df": max_df,
-             "pairs_grown_from_whole_texts": redone}
-    return stats
+    reasons = {r["reason"]: r["count"] for r in read_table(spark, out, "template_pairs").groupBy("reason").count().collect()}
+    return {"passages": row["passages"], "pairs": row_count(out, "pairs"),
+            "template_pairs": sum(reasons.values()), "template_only": reasons.get("template", 0),
+            "no_passage": reasons.get("no_passage", 0), "template_passages": dropped,
+            "capped_spans": row["capped"] or 0, "normalized_chars": row["chars"] or 0,
+            "content_chars": row["content"] or 0, "boilerplate_passages": row["boilerplate"] or 0,
+            "max_df": max_df, "pairs_grown_from_whole_texts": redone}
+
+
+def judge_pairs(spark: SparkSession, out: str, found, k: int):
+    """Every candidate pair with what its passages copied (PAIRS columns): a content pair when a
+    passage holds at least k content characters on both sides (longest_content >= k)."""
+    copied = found.groupBy("doc_a", "doc_b").agg(
+        F.count(F.lit(1)).alias("passages"), F.sum("length").alias("copied_chars"),
+        F.sum("content_chars_a").alias("content_chars_a"), F.sum("content_chars_b").alias("content_chars_b"),
+        F.max(F.least("content_chars_a", "content_chars_b")).alias("longest_content"))
+    counts = ["passages", "copied_chars", "content_chars_a", "content_chars_b", "longest_content"]
+    norm = read_table(spark, out, "doc_stats").select("doc_id", "norm_chars")
+
+    def share(x: str):
+        chars = F.col(f"norm_{x}")
+        return F.when(chars > 0, F.col(f"content_chars_{x}") / chars)
+
+    return (read_table(spark, out, "candidate_pairs").join(copied, ["doc_a", "doc_b"], "left").fillna(0, subset=counts)
+            .join(norm.select(F.col("doc_id").alias("doc_a"), F.col("norm_chars").alias("norm_a")), "doc_a", "left")
+            .join(norm.select(F.col("doc_id").alias("doc_b"), F.col("norm_chars").alias("norm_b")), "doc_b", "left")
+            .withColumn("content_share_a", share("a")).withColumn("content_share_b", share("b"))
+            .select(*schemas.PAIRS.names))

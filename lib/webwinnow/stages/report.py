@@ -23,7 +23,7 @@ from ..htmlreport import HashView, PairView, write_report
 from ..tables import read_arrow, table_meta
 from ._frames import read_table
 
-STAGE_TABLES = {"hash_freq": "rank_freq", "pairs": "pairs", "passages": "passages", "clusters": "clusters"}
+STAGE_TABLES = {"hash_freq": "rank_freq", "pairs": "candidate_pairs", "passages": "passages", "clusters": "clusters"}
 
 
 def _stage_stats(out: str, table: str) -> dict:
@@ -44,8 +44,8 @@ def _stats(cfg: RunConfig, out: str) -> dict:
     stats.update({"inputs": e["files"], "failed_files": e["failed_files"],
                   **{key: e[key] for key in ("records", "parsed", "skipped", "failed", "flagged")}})
     stats.update({key: f[key] for key in ("documents", "fingerprints", "kgrams", "norm_chars", "density")})
-    for stage, keys in (("pairs", ("max_df", "pairs", "boilerplate_hashes")),
-                        ("passages", ("passages", "pairs_with_passages")),
+    for stage, keys in (("pairs", ("max_df", "candidate_pairs", "boilerplate_hashes")),
+                        ("passages", ("passages", "pairs", "template_pairs", "content_chars")),
                         ("clusters", ("clusters", "clustered_documents", "cluster_resemblance")),
                         ("hash_freq", ("hashes",))):
         for key in keys:
@@ -58,11 +58,13 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
     pcfg = cfg.pairs
     stats = _stats(cfg, out)
     top = (
+        # by copied content: characters outside template (the smaller side), then share of a page
         read_table(spark, out, "pairs")
-        .withColumn("_c", F.greatest("containment_a", "containment_b"))
-        .orderBy(F.desc("_c"), F.desc("shared"), "doc_a", "doc_b")
+        .withColumn("_c", F.least("content_chars_a", "content_chars_b"))
+        .withColumn("_s", F.greatest("content_share_a", "content_share_b"))
+        .orderBy(F.desc("_c"), F.desc("_s"), "doc_a", "doc_b")
         .limit(pcfg.report_pairs)
-        .drop("_c")
+        .drop("_c", "_s")
         .collect()
     )
     detail = top[: pcfg.report_details]

@@ -1,0 +1,70 @@
+"""Template text: which normalized characters of a document are site template, and how much of a
+copied span is content.
+
+Definition. A hash is boilerplate when more than max_df documents have it as a fingerprint (the
+pairs stage's cap). A document's **template text** is, in normalized characters, the union of
+
+- the k-gram [p, p + k) of every fingerprint of the document whose hash is boilerplate,
+- the stretch [p, q) between two consecutive such fingerprints p < q with q − p ≤ g, and
+- the text's first p characters when the first such fingerprint is at p ≤ g, and its last
+  characters from q on when the last one is at q ≥ n − k − g (n normalized characters),
+
+where g = max(w, k). Why the gaps: winnowing selects a fingerprint in every window of w
+consecutive k-grams, so inside a stretch of template text shared by many pages the selected
+k-grams are boilerplate and lie at most w apart, but their k-grams cover only part of it (on
+average k of every (w + 1)/2 positions), and the first one may lie up to w − 1 characters into
+the text. Filling the gaps makes a page's navigation bar template from end to end, while a
+stretch of content longer than g − k characters between two template blocks stays content.
+
+A copied span's **content** on one side is its characters outside that side's template text. A
+pair is a content pair when one of its passages holds at least k content characters on both
+sides. The guarantee is kept: a shared passage of at least t = w + k − 1 characters with no
+template character holds a fingerprint whose hash is below the cap (a boilerplate one would make
+its characters template), so it seeds the pair and grows into a span of at least t content
+characters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def template_intervals(norm_positions: np.ndarray, boilerplate: np.ndarray, k: int, w: int,
+                       norm_chars: int) -> tuple[np.ndarray, np.ndarray]:
+    """A document's template text as sorted, disjoint half-open intervals [lo, hi) of normalized
+    indices, from its fingerprints' normalized positions (sorted) and whether each is boilerplate."""
+    if k < 1 or w < 1:
+        raise ValueError("k and w must be >= 1")
+    norm_positions = np.asarray(norm_positions, np.int64)
+    flags = np.asarray(boilerplate, bool)
+    if norm_positions.shape != flags.shape:
+        raise ValueError("norm_positions and boilerplate must have the same length")
+    starts = norm_positions[flags]
+    if not len(starts):
+        empty = np.zeros(0, np.int64)
+        return empty, empty.copy()
+    if np.any(np.diff(starts) < 0):
+        raise ValueError("norm_positions must be sorted")
+    gap = max(w, k)
+    breaks = np.flatnonzero(np.diff(starts) > gap) + 1
+    lo = starts[np.concatenate([[0], breaks])]
+    hi = np.minimum(starts[np.concatenate([breaks - 1, [len(starts) - 1]])] + k, norm_chars)
+    if lo[0] <= gap:
+        lo[0] = 0
+    if starts[-1] >= norm_chars - k - gap:
+        hi[-1] = norm_chars
+    return lo, hi
+
+
+def window_intervals(lo: np.ndarray, hi: np.ndarray, win_lo: np.ndarray, win_hi: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The intervals [lo, hi) (sorted, disjoint) clipped to each window [win_lo[r], win_hi[r]) and
+    shifted to start at the window: (counts per window, lo, hi), the windows' intervals one after
+    the other."""
+    first = np.searchsorted(hi, win_lo, side="right")
+    last = np.searchsorted(lo, win_hi, side="left")
+    counts = np.maximum(last - first, 0)
+    index = np.repeat(first - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
+    base_lo, base_hi = np.repeat(win_lo, counts), np.repeat(win_hi, counts)
+    return counts, np.maximum(lo[index], base_lo) - base_lo, np.minimum(hi[index], base_hi) - base_lo
+

@@ -1,0 +1,178 @@
+"""Template text and content characters, against the definition written out character by character."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import webwinnow as ww
+from webwinnow.analysis.spans import _normalized, batch_passages, copied_passages, text_windows
+from webwinnow.analysis.template import template_intervals, window_intervals
+
+import naive
+
+
+def _naive_mask(norm_positions: list[int], flags: list[bool], k: int, w: int, n: int) -> list[bool]:
+    """The definition: a boilerplate fingerprint's k-gram, the stretch between two consecutive
+    boilerplate fingerprints at most g = max(w, k) apart, and the text before the first (after the
+    last) when it is at most g from the text's start (its last k-gram) are template."""
+    mask = [False] * n
+    marked = [p for p, f in zip(norm_positions, flags) if f]
+    g = max(w, k)
+    for p in marked:
+        for i in range(p, min(p + k, n)):
+            mask[i] = True
+    for p, q in zip(marked, marked[1:]):
+        if q - p <= g:
+            for i in range(p, q):
+                mask[i] = True
+    if marked and marked[0] <= g:
+        for i in range(marked[0]):
+            mask[i] = True
+    if marked and (n - k) - marked[-1] <= g:
+        for i in range(marked[-1], n):
+            mask[i] = True
+    return mask
+
+
+def _mask(lo: np.ndarray, hi: np.ndarray, n: int) -> list[bool]:
+    mask = [False] * n
+    for a, b in zip(lo.tolist(), hi.tolist()):
+        assert 0 <= a < b <= n
+        for i in range(a, b):
+            mask[i] = True
+    return mask
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_template_intervals_are_the_definition(seed):
+    rng = random.Random(seed)
+    k, w, n = rng.randint(1, 12), rng.randint(1, 15), rng.randint(0, 300)
+    positions = sorted(rng.sample(range(max(n - k + 1, 0)), min(rng.randint(0, 60), max(n - k + 1, 0))))
+    flags = [rng.random() < rng.choice([0.2, 0.6, 0.95]) for _ in positions]
+    lo, hi = template_intervals(np.array(positions, np.int64), np.array(flags, bool), k, w, n)
+    assert (np.diff(lo) > 0).all() and (lo[1:] > hi[:-1]).all()  # sorted, disjoint, not touching
+    assert _mask(lo, hi, n) == _naive_mask(positions, flags, k, w, n)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_window_intervals_clip_and_shift(seed):
+    rng = random.Random(seed)
+    n = 400
+    lo, hi = template_intervals(np.array(sorted(rng.sample(range(380), 40)), np.int64),
+                                np.array([rng.random() < 0.5 for _ in range(40)]), 8, 12, n)
+    win_lo = np.array(sorted(rng.randint(0, n) for _ in range(20)), np.int64)
+    win_hi = np.array([min(n, a + rng.randint(0, 120)) for a in win_lo], np.int64)
+    counts, wlo, whi = window_intervals(lo, hi, win_lo, win_hi)
+    whole = _mask(lo, hi, n)
+    at = 0
+    for a, b, c in zip(win_lo.tolist(), win_hi.tolist(), counts.tolist()):
+        assert _mask(wlo[at:at + c], whi[at:at + c], b - a) == whole[a:b]
+        at += c
+    assert at == len(wlo)
+
+
+def test_a_page_of_template_is_template_end_to_end():
+    """Winnowing picks a fingerprint in every window of w k-grams: inside a long template every
+    character is covered once the gaps are filled, though the k-grams alone leave holes."""
+    k, w = 50, 100
+    rng = random.Random(1)
+    nav = " ".join(rng.choice(["Home", "About", "Documentation", "Index", "Search", "Contact", "News"])
+                   + str(rng.randint(0, 99)) for _ in range(300))
+    hashes, positions = ww.fingerprint(nav, k=k, w=w)
+    codes, offsets = _normalized(nav)
+    norm_positions = np.searchsorted(offsets, positions)
+    lo, hi = template_intervals(norm_positions, np.ones(len(hashes), bool), k, w, len(codes))
+    assert (lo.tolist(), hi.tolist()) == ([0], [len(codes)])
+    holes = _mask(norm_positions, norm_positions + k, len(codes)).count(False)
+    assert holes > 0  # the k-grams alone do not cover it
+
+
+def _content_case(rng: random.Random, k: int, w: int):
+    """Two pages sharing a navigation bar (boilerplate), a content passage next to it, and other text."""
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyzé") for _ in range(rng.randint(2, 8))) for _ in range(300)]
+    text = (lambda n: " ".join(rng.choice(words) for _ in range(n)))
+    nav = "Home · Products · Support · Downloads · Community · About us · Contact"
+    copied = text(rng.randint(3, 40))
+    a = f"{text(rng.randint(0, 20))} {nav} {copied} {text(rng.randint(0, 30))}"
+    b = f"{nav} {text(rng.randint(0, 5))} {copied} {text(rng.randint(0, 30))} {nav}"
+    return a, b, nav
+
+
+@pytest.mark.parametrize("margin", [40, 1000])
+def test_content_characters_of_spans_are_those_outside_each_sides_template(margin):
+    rng = random.Random(margin)
+    k, w = 10, 8
+    nav_hashes = set()
+    cases = []
+    for _ in range(30):
+        a, b, nav = _content_case(rng, k, w)
+        nav_hashes |= set(naive.kgram_hashes(nav, k)[0])
+        cases.append((a, b))
+    boilerplate = np.array(sorted(nav_hashes), np.int64)
+    inputs: dict[str, list] = {name: [] for name in ("text_a", "text_b", "base_a", "base_b", "open_a", "open_b",
+                                                     "pos_a", "pos_b", "seed_n", "fp_pos", "fp_flag", "fp_n")}
+    templates: dict[str, list] = {"a": [], "b": []}
+    masks = []
+    for a, b in cases:
+        fa, fb = ww.fingerprint(a, k=k, w=w), ww.fingerprint(b, k=k, w=w)
+        seeds = [(p, q) for h, p in zip(*fa) for g, q in zip(*fb) if h == g]
+        pos_a = np.array([s[0] for s in seeds], np.int64)
+        pos_b = np.array([s[1] for s in seeds], np.int64)
+        side_masks = []
+        for x, text, (hashes, positions), pos in (("a", a, fa, pos_a), ("b", b, fb, pos_b)):
+            codes, offsets = _normalized(text)
+            norm_positions = np.searchsorted(offsets, positions)
+            flags = np.isin(hashes, boilerplate)
+            t_lo, t_hi = template_intervals(norm_positions, flags, k, w, len(codes))
+            side_masks.append((_naive_mask(norm_positions.tolist(), flags.tolist(), k, w, len(codes)), offsets))
+            if len(pos):
+                start, end, opened = text_windows(offsets, pos.min(keepdims=True), pos.max(keepdims=True), k, margin)
+            else:
+                start, end, opened = np.array([0]), np.array([len(text)]), np.array([0])
+            win_lo, win_hi = np.searchsorted(offsets, start), np.searchsorted(offsets, end)
+            templates[x].append(window_intervals(t_lo, t_hi, win_lo, win_hi))
+            inputs[f"text_{x}"].append(text[int(start[0]):int(end[0])])
+            inputs[f"base_{x}"].append(int(start[0]))
+            inputs[f"open_{x}"].append(int(opened[0]))
+            if x == "a":
+                keep = (positions >= start[0]) & (positions < end[0])
+                inputs["fp_pos"].append(positions[keep])
+                inputs["fp_flag"].append(flags[keep])
+                inputs["fp_n"].append(int(keep.sum()))
+        inputs["pos_a"].append(pos_a)
+        inputs["pos_b"].append(pos_b)
+        inputs["seed_n"].append(len(seeds))
+        masks.append(side_masks)
+
+    def offsets(counts):
+        return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    tpl = {x: (offsets([int(t[0].sum()) for t in templates[x]]), np.concatenate([t[1] for t in templates[x]]),
+               np.concatenate([t[2] for t in templates[x]])) for x in "ab"}
+    got = batch_passages(inputs["text_a"], inputs["text_b"], np.array(inputs["base_a"]), np.array(inputs["base_b"]),
+                         np.array(inputs["open_a"]), np.array(inputs["open_b"]), offsets(inputs["seed_n"]),
+                         np.concatenate(inputs["pos_a"]), np.concatenate(inputs["pos_b"]), offsets(inputs["fp_n"]),
+                         np.concatenate(inputs["fp_pos"]), np.concatenate(inputs["fp_flag"]), k,
+                         template_a=tpl["a"], template_b=tpl["b"])
+    checked = template_spans = 0
+    for p, (a, b) in enumerate(cases):
+        if got.truncated[p]:
+            assert margin < 1000
+            continue
+        mine = np.flatnonzero(got.pair == p)
+        whole = copied_passages(a, b, inputs["pos_a"][p], inputs["pos_b"][p], k)
+        assert sorted(zip(got.start_a[mine].tolist(), got.start_b[mine].tolist())) == sorted(
+            zip(whole.start_a.tolist(), whole.start_b.tolist()))
+        for i in mine:
+            for side, start, end, content in ((0, got.start_a[i], got.end_a[i], got.content_a[i]),
+                                              (1, got.start_b[i], got.end_b[i], got.content_b[i])):
+                mask, offs = masks[p][side]
+                chars = [j for j, o in enumerate(offs) if start <= o < end]
+                assert len(chars) == got.length[i]
+                assert content == sum(not mask[j] for j in chars)
+                template_spans += content < got.length[i]
+            checked += 1
+    assert checked > 20 and template_spans > 5  # spans with and without template were compared
