@@ -83,7 +83,10 @@ def test_boilerplate_hosts_are_the_documents_holding_each_hash(run):
 
 def test_a_pairs_passages_are_the_same_normalized_text_on_both_sides(run):
     top = top_pairs(run, 3)
-    assert len(top) == 3 and top.containment.is_monotonic_decreasing
+    content = top[["content_chars_a", "content_chars_b"]].min(axis=1)
+    assert len(top) == 3 and content.is_monotonic_decreasing
+    everything = run.frame("pairs")
+    assert content.iloc[0] == everything[["content_chars_a", "content_chars_b"]].min(axis=1).max()
     for doc_a, doc_b in zip(top.doc_a, top.doc_b, strict=True):
         passages = pair_passages(run, doc_a, doc_b)
         assert passages
