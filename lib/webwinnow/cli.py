@@ -25,121 +25,15 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from . import __version__, storage
-from .config import RunConfig, default_config_files, load_config
+from . import storage
+from .config import RunConfig
 from .console import Console
 from .errors import TooManyFailures, UserError, environment_failure, interrupted_by
+from .options import _parser, resolve_config
 from .stages import STAGES, Stage, downstream, recipe, stage, stale_tables
 
 FRESH = ("run", "extract")
 
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="webwinnow", description=__doc__.split("\n\n")[0])
-    p.add_argument("--version", action="version", version=_version())
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--out", required=True, help="output folder: one subfolder per table")
-    common.add_argument("--conf", action="append", default=[], metavar="FILE",
-                        help="TOML config file (repeatable; later files override earlier ones)")
-    common.add_argument("--master", help="Spark master, e.g. local[*] (default from config)")
-    talk = common.add_mutually_exclusive_group()
-    talk.add_argument("-q", "--quiet", action="store_true", help="print only errors and where the output is")
-    talk.add_argument("-v", "--verbose", action="store_true", help="also show Spark's own output")
-    fresh = argparse.ArgumentParser(add_help=False)
-    fresh.add_argument("--resume", action="store_true",
-                       help="continue an interrupted or failed run from OUT.incomplete, keeping its finished stages")
-    fresh.add_argument("--force", action="store_true",
-                       help="replace an --out folder that webwinnow did not make (never a file, never one holding an input)")
-    later = argparse.ArgumentParser(add_help=False)
-    later.add_argument("--downstream", action="store_true",
-                       help="also rerun the stages that read this stage's tables (otherwise they are marked stale)")
-    winnow = argparse.ArgumentParser(add_help=False)
-    winnow.add_argument("--k", type=int, help="noise threshold: k-gram length in normalized characters (50)")
-    group = winnow.add_mutually_exclusive_group()
-    group.add_argument("--w", type=int, help="window: hashes per window (100)")
-    group.add_argument("--t", type=int, help="guarantee threshold t; sets w = t - k + 1")
-    winnow.add_argument("--standard", action="store_true",
-                        help="standard winnowing (rightmost minimum on ties) instead of robust")
-    winnow.add_argument("--mod-p", type=int, metavar="P",
-                        help="select hashes that are 0 mod P instead of winnowing (the paper's baseline)")
-    pairing = argparse.ArgumentParser(add_help=False)
-    pairing.add_argument("--max-df", type=int, metavar="N",
-                         help="hashes in more than N documents are boilerplate: reported, never paired (default: auto)")
-    pairing.add_argument("--min-shared", type=int, metavar="N", help="report pairs sharing >= N fingerprint hashes (1)")
-    pairing.add_argument("--exclude", nargs="+", default=[], metavar="FILE",
-                         help="template/licence text to leave out of pairing: WARC/ARC, HTML or text files")
-    clustering = argparse.ArgumentParser(add_help=False)
-    clustering.add_argument("--cluster-resemblance", type=float, metavar="R",
-                            help="pairs with resemblance >= R join documents into clusters (0.5)")
-    inputs = argparse.ArgumentParser(add_help=False)
-    inputs.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help=".warc/.warc.gz/.arc/.arc.gz/.wet files, directories, globs, or a manifest of paths")
-    inputs.add_argument("--prefix", metavar="DIR",
-                        help="resolve a manifest's relative lines against DIR (e.g. a local mirror of Common Crawl's bucket)")
-    inputs.add_argument("--limit", type=int, metavar="N", help="read only the first N input files (in sorted order)")
-    inputs.add_argument("--sample", type=float, metavar="FRACTION",
-                        help="read about FRACTION of the input files, chosen by a hash of each file name (the same every run)")
-    inputs.add_argument("--max-failed-ratio", type=float, metavar="R",
-                        help="fail the run (exit 3, nothing published) when more than this share of input files fail (0.1)")
-
-    groups = {"inputs": inputs, "fresh": fresh, "later": later, "winnow": winnow, "pairing": pairing,
-              "clustering": clustering}
-    sub.add_parser("run", parents=[inputs, common, fresh, winnow, pairing, clustering], help="run every stage")
-    for s in STAGES:
-        sub.add_parser(s.name, parents=[common, *(groups[g] for g in s.options)], help=s.help)
-    paper = sub.add_parser("paper-tables", help="the paper's density, gap and power-law measurements on a run")
-    paper.add_argument("--out", required=True, help="a run's output folder (or its URI on a store)")
-    paper.add_argument("--json", action="store_true", help="print the numbers as one JSON object instead")
-    paper.add_argument("--mod-p", type=int, metavar="P", help="the 0 mod P baseline (default: (w+1)/2, "
-                       "the same expected density as winnowing)")
-    paper.add_argument("--max-docs", type=int, metavar="N", help="measure only the first N documents")
-    sample = sub.add_parser("sample", help="write the project's deterministic sample crawl")
-    sample.add_argument("out", metavar="OUT_DIR")
-    sample.add_argument("--pages", type=int, default=300)
-    sample.add_argument("--seed", type=int, default=2003)
-    sample.add_argument("--site-tag", default="", help="put the sites under news.TAG.sample.test ...: shards "
-                        "written with other seeds and tags add up to a larger crawl (bench/bench_scaling.py)")
-    return p
-
-
-def _version() -> str:
-    from .core.charfold import UNICODE_VERSION
-
-    return f"webwinnow {__version__} (Python {sys.version.split()[0]}, Unicode {UNICODE_VERSION})"
-
-
-def resolve_config(args: argparse.Namespace) -> RunConfig:
-    """Defaults, the project's conf/webwinnow.toml when present, --conf files, then options."""
-    files = [*default_config_files(), *args.conf]
-    winnow: dict = {}
-    if getattr(args, "k", None) is not None:
-        winnow["k"] = args.k
-    if getattr(args, "t", None) is not None:
-        from ._checks import resolve_window
-
-        k = winnow.get("k")
-        if k is None:
-            k = load_config(files).winnow.k
-        winnow["w"] = resolve_window(k, t=args.t)
-    elif getattr(args, "w", None) is not None:
-        winnow["w"] = args.w
-    if getattr(args, "standard", False):
-        winnow["robust"] = False
-    if getattr(args, "mod_p", None) is not None:
-        winnow["mod_p"] = args.mod_p
-    pairs = {
-        "max_df": getattr(args, "max_df", None),
-        "min_shared": getattr(args, "min_shared", None),
-        "cluster_resemblance": getattr(args, "cluster_resemblance", None),
-    }
-    spark = {"master": args.master} if getattr(args, "master", None) else {}
-    extract = {"max_failed_ratio": getattr(args, "max_failed_ratio", None)}
-    return load_config(files, {"winnow": winnow, "pairs": pairs, "extract": extract, "spark": spark})
-
-
-# -- what a stage is made from ------------------------------------------------------------------
 
 def _file_digest(path: str) -> str:
     h = hashlib.sha256()
@@ -164,7 +58,8 @@ class Plan:
         self.final = Path(os.path.abspath(args.out)) if not self.store else Path(storage.canonical(args.out))
         self.generation = ""  # on a store: where this command writes (commit.begin)
         self.fresh = args.command in FRESH
-        self.stages: list[Stage] = list(STAGES) if args.command == "run" else [stage(args.command)]
+        self.stages: list[Stage] = ([s for s in STAGES if s.name != "dedup" or args.dedup] if args.command == "run"
+                                    else [stage(args.command)])
         self.inputs: list = []
         self.exclude = [os.path.abspath(p) for p in getattr(args, "exclude", None) or []]
         self.stage_inputs: dict[str, Any] = {}

@@ -99,6 +99,25 @@ class PairsConfig:
 
 
 @dataclass(frozen=True)
+class DedupConfig:
+    """What the dedup stage keeps of each page."""
+
+    min_passage: int = 0  # copied passages this long (normalized characters) are removed from copies; 0 = t
+    drop_near_duplicates: bool = True  # a cluster keeps its source_doc whole and drops its other members
+    strip_template: bool = False  # template text removed from every page of a host but its first
+    min_kept_chars: int = 1  # a page left with fewer letters and digits than this is dropped ("emptied")
+
+    def __post_init__(self) -> None:
+        for name in ("min_passage", "min_kept_chars"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**63:
+                raise ValueError(f"dedup.{name} must be an integer >= 0 and < 2**63, got {value!r}")
+        for name in ("drop_near_duplicates", "strip_template"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"dedup.{name} must be true or false, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
 class SparkConfig:
     master: str = ""  # "": spark-submit's --master, else local[*] (run directly)
     app_name: str = "webwinnow"
@@ -112,6 +131,7 @@ class RunConfig:
     winnow: WinnowConfig = field(default_factory=WinnowConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     pairs: PairsConfig = field(default_factory=PairsConfig)
+    dedup: DedupConfig = field(default_factory=DedupConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
 
     def to_dict(self) -> dict[str, Any]:
@@ -126,7 +146,8 @@ class RunConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-_SECTIONS = {"winnow": WinnowConfig, "extract": ExtractConfig, "pairs": PairsConfig, "spark": SparkConfig}
+_SECTIONS = {"winnow": WinnowConfig, "extract": ExtractConfig, "pairs": PairsConfig, "dedup": DedupConfig,
+             "spark": SparkConfig}
 
 
 def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], source: str) -> None:
@@ -179,5 +200,6 @@ def load_config(files: Sequence[str | Path] = (), overrides: Mapping[str, Mappin
         winnow=WinnowConfig(**merged.get("winnow", {})),
         extract=ExtractConfig(**merged.get("extract", {})),
         pairs=PairsConfig(**merged.get("pairs", {})),
+        dedup=DedupConfig(**merged.get("dedup", {})),
         spark=SparkConfig(**merged.get("spark", {})),
     )

@@ -218,9 +218,38 @@ PAIR_SEEDS = pa.schema(
     ]
 )
 
+#: A removed stretch of a page: character offsets into documents.text, end exclusive.
+SPAN = pa.struct([("start", pa.int64()), ("end", pa.int64())])
+
+#: One row per ok document: its text with every copied passage removed from every copy but its
+#: source's (and with --strip-template, template text from every page of a host but its first),
+#: or dropped. original_chars = removed_chars + kept_chars; removed_chars = the removed spans'
+#: length; a dropped document has no text and one removed span, the whole of it.
+DEDUPED = pa.schema(
+    [
+        ("doc_id", pa.int64()),
+        ("url", pa.string()),
+        ("warc_file", pa.string()),
+        ("warc_offset", pa.int64()),
+        ("record_id", pa.string()),
+        ("fetch_time", pa.string()),
+        ("cluster_id", pa.int64()),  # null: in no cluster
+        ("cluster_size", pa.int64()),  # 1 when in no cluster
+        ("text", pa.string()),  # null when dropped
+        ("original_chars", pa.int64()),
+        ("removed_chars", pa.int64()),
+        ("kept_chars", pa.int64()),
+        ("template_chars", pa.int64()),  # of removed_chars: template text (--strip-template), not copies
+        ("removed_spans", pa.list_(pa.field("element", SPAN, nullable=False))),  # merged, sorted
+        ("copied_from", pa.list_(pa.int64())),  # the kept sources of the removed passages
+        ("dropped_reason", pa.string()),  # null (kept) | near_duplicate | emptied
+        ("duplicate_of", pa.int64()),  # near_duplicate: the cluster's source_doc, which is kept
+    ]
+)
+
 TABLE_SCHEMAS = {
     "documents": DOCUMENTS, "ledger": LEDGER, "fingerprints": FINGERPRINTS, "doc_stats": DOC_STATS,
     "hash_freq": HASH_FREQ, "rank_freq": RANK_FREQ, "candidate_pairs": CANDIDATE_PAIRS,
     "pair_seeds": PAIR_SEEDS, "pairs": PAIRS, "template_pairs": TEMPLATE_PAIRS,
-    "passages": PASSAGES, "clusters": CLUSTERS,
+    "passages": PASSAGES, "clusters": CLUSTERS, "deduped": DEDUPED,
 }

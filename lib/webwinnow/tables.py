@@ -32,15 +32,24 @@ def data_location(out: str | Path, table: str) -> str:
     return (meta or {}).get("data") or table_path(str(out), table)
 
 
-def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None = None) -> str:
+def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None = None,
+                fmt: str = "parquet") -> str:
     """Write df as DIR/table, replacing an earlier one only once the new one is complete.
 
     Spark writes into a hidden sibling folder; the old table is removed and the new one renamed
     into place only after the write succeeded, so a failed run never leaves a mix of old and new
-    files, and a reader never sees a half-written table under the real name.
+    files, and a reader never sees a half-written table under the real name. fmt "json": gzipped
+    JSON lines (part-*.json.gz) instead of Parquet.
     """
+    def save(path: str) -> None:
+        writer = df.write.mode("overwrite")
+        if fmt == "json":
+            writer.option("compression", "gzip").json(path)
+        else:
+            writer.parquet(path)
+
     if storage.is_uri(str(out)):
-        df.write.mode("overwrite").parquet(table_path(out, table))
+        save(table_path(out, table))
         _finish_in_place(table_path(out, table), table, cfg, stage, extra)
         return table_path(out, table)
     final = Path(table_path(out, table))
@@ -48,7 +57,7 @@ def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dic
         raise UserError(f"{final} exists and is not a webwinnow table (no {CONFIG_FILE}): move it away and rerun")
     staging = final.parent / f".{table}.incomplete"
     shutil.rmtree(staging, ignore_errors=True)
-    df.write.mode("overwrite").parquet(str(staging))
+    save(str(staging))
     _finish(staging, final, table, cfg, stage, extra)
     return str(final)
 

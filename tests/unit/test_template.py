@@ -176,3 +176,21 @@ def test_content_characters_of_spans_are_those_outside_each_sides_template(margi
                 template_spans += content < got.length[i]
             checked += 1
     assert checked > 20 and template_spans > 5  # spans with and without template were compared
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_span_arithmetic_is_set_arithmetic(seed):
+    from webwinnow.analysis.removal import cut, merge_spans, subtract_spans
+
+    rng = random.Random(seed)
+    n = rng.randint(0, 80)
+    text = "".join(rng.choice("ab ßé\n") for _ in range(n))
+    spans = [(rng.randint(-5, n + 5), rng.randint(-5, n + 5)) for _ in range(rng.randint(0, 8))]
+    minus = [(rng.randint(0, n), rng.randint(0, n)) for _ in range(rng.randint(0, 5))]
+    as_set = (lambda ss: {i for s, e in ss for i in range(max(s, 0), min(e, n))})
+    merged = merge_spans(spans, n)
+    assert as_set(merged) == as_set(spans)
+    assert all(e < s2 for (_, e), (s2, _) in zip(merged, merged[1:]))  # disjoint and not touching
+    rest = subtract_spans(merged, merge_spans(minus, n))
+    assert as_set(rest) == as_set(spans) - as_set(minus)
+    assert cut(text, merged) == "".join(ch for i, ch in enumerate(text) if i not in as_set(spans))

@@ -40,6 +40,13 @@ def normalize(text: str) -> tuple[str, np.ndarray]:
     return "".join(map(chr, codes.tolist())), offsets
 
 
+def normalized_offsets(text: str) -> np.ndarray:
+    """Per normalized character of ``text``, its offset in ``text`` (normalize's second half)."""
+    _check_text(text)
+    fold, expand = fold_table()
+    return kernel._normalize(_utf8(text), fold, expand)[1]
+
+
 def text_keys(texts: Iterable[str | None] | pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """(key int64, normalized length int64) per text: texts equal after normalization (casefold,
     letters and digits) have equal keys (a 63-bit BLAKE2b of the normalized code points). Null

@@ -109,7 +109,30 @@ class _Crawl:
         self._plan_versions()
         self._plan_revisits()
         self._plan_passages()
+        self._date_modifications()
 
+    def _date_modifications(self) -> None:
+        """HTTP Last-Modified: three days before the fetch, except on pages a planted copy links,
+        which are dated by the copies (every copy modified at least a day after its source), so
+        the true source of each copy is the earlier page on the strongest basis a user has. No
+        random draw: the rest of the crawl is as it was."""
+        for page in self.pages + self.extra:
+            page["modified"] = max(0, page["date"] - 86400 * 3)
+        edges = [(id(src), id(dst)) for _, src, dst in self.copies]
+        nodes = {i: page for _, src, dst in self.copies for i, page in ((id(src), src), (id(dst), dst))}
+        depth = dict.fromkeys(nodes, 0)
+        for _ in range(len(nodes) + 1):  # longest path from a page no copy comes from
+            changed = False
+            for a, b in edges:
+                if depth[b] < depth[a] + 1:
+                    depth[b], changed = depth[a] + 1, True
+            if not changed:
+                break
+        else:
+            raise AssertionError("the planted copies form a cycle: no page can be dated first")
+        base = min(page["date"] for page in nodes.values()) - 86400 * (max(depth.values(), default=0) + 2)
+        for order, (i, page) in enumerate(nodes.items()):
+            page["modified"] = base + 86400 * depth[i] + order % 3600
     def _take(self, site: str) -> dict:
         page = self._free[site].pop()
         return page
@@ -190,6 +213,7 @@ class _Crawl:
             rec.update(
                 src_file=f"sample-{src['file']:05d}.warc.gz", dst_file=f"sample-{dst['file']:05d}.warc.gz",
                 src_date=_warc_date(src["date"]), dst_date=_warc_date(dst["date"]),
+                src_modified=_warc_date(src["modified"]), dst_modified=_warc_date(dst["modified"]),
             )
             out.append(rec)
         return out
@@ -446,7 +470,7 @@ class _Crawl:
         ctype = "text/html" + (f"; charset={page['charset'].upper() if page['charset'] != 'utf-8' else 'utf-8'}"
                                if page["http_charset"] else "")
         headers = [("Date", _http_date(page["date"])), ("Server", "Apache/1.3.27 (Unix)"),
-                   ("Last-Modified", _http_date(max(0, page["date"] - 86400 * 3))), ("Content-Type", ctype)]
+                   ("Last-Modified", _http_date(page["modified"])), ("Content-Type", ctype)]
         if page["transfer"] == "chunked":
             payload = _chunked(body, random.Random(f"webwinnow-sample:{self.seed}:chunks"))
             headers.append(("Transfer-Encoding", "chunked"))

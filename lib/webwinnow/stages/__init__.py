@@ -79,6 +79,14 @@ def _clusters_lines(c: dict, w: dict) -> list[str]:
     return lines
 
 
+def _dedup_lines(d: dict, w: dict) -> list[str]:
+    share = d["removed_chars"] / d["original_chars"] if d["original_chars"] else 0.0
+    return [f"dedup: kept {d['kept']:,} of {d['documents']:,} documents ({d['near_duplicates']:,} near-duplicates "
+            f"and {d['emptied']:,} emptied pages dropped); removed {d['removed_chars']:,} of {d['original_chars']:,} "
+            f"characters ({100 * share:.1f}%): {d['copied_chars_removed']:,} copied from kept pages "
+            f"({d['trimmed_documents']:,} pages trimmed), {d['template_chars_removed']:,} template"]
+
+
 def _report_lines(index: Any, w: dict) -> list[str]:
     return [f"report: {index}"] if isinstance(index, str) else []
 
@@ -119,10 +127,14 @@ STAGES: tuple[Stage, ...] = (
     Stage("clusters", "pairs + documents → clusters", ("pairs", "documents"),
           ("clusters",), ("clustering", "later"),
           _pairs_fields("cluster_resemblance"), _clusters_lines),
+    Stage("dedup", "pairs + passages + clusters → deduped, deduped_jsonl",
+          ("documents", "candidate_pairs", "pairs", "passages", "clusters"), ("deduped", "deduped_jsonl"),
+          ("dedup", "later"), lambda cfg: asdict(cfg.dedup), _dedup_lines, uses=("hash_freq",)),
     Stage("report", "all tables → report/index.html",
           ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "candidate_pairs", "pairs", "template_pairs",
            "passages", "clusters"),
-          ("report",), (), _pairs_fields("report_pairs", "report_details", "report_hashes", "report_figure_docs"), _report_lines),
+          ("report",), (), _pairs_fields("report_pairs", "report_details", "report_hashes", "report_figure_docs"), _report_lines,
+          uses=("deduped",)),
 )
 
 BY_NAME = {s.name: s for s in STAGES}
