@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webwinnow.analysis import powerlaw
-from webwinnow.htmlreport import MAX_TEXT_CHARS, HashView, PairView, merge_spans, write_report
+from webwinnow.htmlreport import MAX_TEXT_CHARS, ClusterView, HashView, PairView, RunPages, merge_spans, write_report
 from webwinnow.htmlreport.highlight import render_text
 from webwinnow.htmlreport.pages import safe_href
 
@@ -25,10 +25,19 @@ def test_hostile_strings_never_become_markup(tmp_path):
     ]
     hashes = [HashView(hash=-5, docs=900, occurrences=1000, hosts=7, snippet=HOSTILE_TEXT)]
     stats = dict(STATS, tag="<script>alert('tag')</script>", weird=HOSTILE_TEXT, nested={"x": HOSTILE_TEXT})
-    index = written(tmp_path, stats=stats, pairs=pairs, boilerplate=hashes)
+    run = RunPages(failed_files=((HOSTILE_TEXT, HOSTILE_TEXT, 3, 0),), record_outcomes=(("failed", HOSTILE_TEXT, 2),),
+                   clusters=(ClusterView(1, 2, 1, 1, HOSTILE_URLS[0], ((1, HOSTILE_TEXT), (2, HOSTILE_URLS[1]))),),
+                   total_clusters=1, trimmed=((5, HOSTILE_TEXT, 100, 50, None),),
+                   dedup={"kept": 1, "documents": 2, "near_duplicates": 1, "emptied": 0, "removed_chars": 50,
+                          "original_chars": 100, "copied_chars_removed": 50, "trimmed_documents": 1,
+                          "template_chars_removed": 0, "min_passage": 149})
+    index = written(tmp_path, stats=stats, pairs=pairs, boilerplate=hashes, run=run)
     root = index.parent
     files = html_files(root)
-    assert len(files) == 3 + len(pairs)  # index, boilerplate, figures and a page per pair
+    # index, cross-host, clusters, dedup, failures, boilerplate, figures and a page per pair
+    assert len(files) == 7 + len(pairs)
+    for name in ("clusters.html", "failures.html", "dedup.html"):
+        assert HOSTILE_TEXT in Dom((root / name).read_text(encoding="utf-8")).text(), name
     for path in files:
         check_safe_markup(path)
         source = path.read_text(encoding="utf-8")
@@ -171,8 +180,9 @@ def test_paging_and_detail_pages(tmp_path):
     index = written(tmp_path, pairs=pairs, page_size=50, detail_pages=30)
     root = index.parent
     names = sorted(p.name for p in root.iterdir())
-    assert names == ["boilerplate.html", "figures.html", "index.html", "pair", "pairs-002.html", "pairs-003.html",
-                     "rank_frequency.png", "stats.json"]
+    assert names == ["boilerplate.html", "clusters.html", "cross-host.html", "dedup.html", "failures.html",
+                     "figures.html", "index.html", "pair", "pairs-002.html", "pairs-003.html", "rank_frequency.png",
+                     "stats.json"]
     assert sorted(p.name for p in (root / "pair").iterdir()) == sorted(f"{p.key}.html" for p in pairs[:30])
     # pages hold 50, 50, 20 rows, ranks continue across pages
     for name, first, count in (("index.html", 1, 50), ("pairs-002.html", 51, 50), ("pairs-003.html", 101, 20)):
@@ -299,3 +309,46 @@ def test_the_figures_page_lists_what_the_stage_drew_and_why_one_is_missing(tmp_p
     written(tmp_path)  # a report without figures replaces it, figures/ included: all of it is the report's
     assert not (root / "figures").exists()
     assert "No figures were drawn" in (root / "figures.html").read_text(encoding="utf-8")
+
+
+def test_listings_say_how_many_pairs_there_are_and_rank_by_content(tmp_path):
+    """The report lists the table's top pairs and says of how many; per pair the URLs, hosts,
+    fetch dates, the source side, content characters and template share."""
+    pairs = [pair(i, content_a=1000 - i, content_b=990 - i, copied_chars=1200, share_a=0.5, share_b=0.25,
+                  fetch_a="2003-04-01T00:00:00Z", fetch_b="2003-05-01T00:00:00Z", source="a",
+                  source_basis="last_modified", url_b=f"https://a.example/other/{i}" if i % 3 else f"http://b.example/{i}")
+             for i in range(120)]
+    index = written(tmp_path, stats=STATS, pairs=pairs, total_pairs=1600, total_cross_host=900,
+                    cross_host=[p for p in pairs if p.cross_host])
+    root = index.parent
+    text = Dom(index.read_text(encoding="utf-8")).text()
+    assert "Pairs 1–50 of the top 120 (1,600 pairs in all)" in text
+    assert "a.example · 2003-04-01" in text and "b.example · 2003-05-01" in text and "source" in text
+    assert "1,000" in text and "50% / 25% of the pages" in text and "18%" in text  # 1 − 990/1200 template
+    cross = Dom((root / "cross-host.html").read_text(encoding="utf-8")).text()
+    assert "of the top 40 (900 pairs in all)" in cross
+    assert "https://a.example/other/1" not in cross and "http://b.example/3" in cross  # same-host pairs not listed
+    page = Dom((root / "pair" / f"{pairs[0].key}.html").read_text(encoding="utf-8")).text()
+    assert "Pair #1: https://a.example/0 ↔ http://b.example/0" in page
+    assert "1,000 normalized characters outside template in A" in page
+
+
+def test_a_pane_opens_at_its_first_copied_passage(tmp_path):
+    lead = "navigation line\n" * 200
+    p = pair(0, text_a=lead + "the copied text here", text_b="short intro\nthe copied text here",
+             passages=((len(lead), len(lead) + 20, 12, 32, 17),))
+    index = written(tmp_path, stats=STATS, pairs=[p])
+    source = (index.parent / "pair" / f"{p.key}.html").read_text(encoding="utf-8")
+    dom = Dom(source)
+    assert dom.column_text("text-a") == p.text_a and dom.column_text("text-b") == p.text_b  # nothing lost
+    assert source.count('<details class="lead">') == 1  # only A's long lead is folded
+    folded = source.split('<details class="lead">')[1].split("</details>")[0]
+    assert "the copied text" not in folded and len(lead) - 2 * 300 <= folded.count("navigation line") * 16
+
+
+def test_the_summary_lays_stage_statistics_out_as_a_table(tmp_path):
+    stats = dict(STATS, stages={"passages": {"pairs": 48, "template_pairs": 75}, "dedup": {"kept": 300}})
+    index = written(tmp_path, stats=stats, pairs=[])
+    source = index.read_text(encoding="utf-8")
+    assert '<table class="stages">' in source and "<code>{" not in source
+    assert "<td>passages</td><td class=\"what\">template_pairs</td><td class=\"num\">75</td>" in source

@@ -24,6 +24,18 @@ def _opt_str(value: Any, what: str) -> str | None:
     raise TypeError(f"{what} must be str or None, got {type(value).__name__}")
 
 
+def host(url: str | None) -> str | None:
+    """A URL's host, lower-cased; None when it has none."""
+    from urllib.parse import urlsplit
+
+    if not url:
+        return None
+    try:
+        return urlsplit(url).hostname
+    except ValueError:
+        return None
+
+
 def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     """Union of half-open [start, end) spans: sorted, overlapping and touching ones merged,
     empty ones dropped."""
@@ -67,13 +79,31 @@ class PairView:
     capped: bool = False
     source: str | None = None  # "a", "b", "tie", "unknown" (PAIRS.source); None: not known to the caller
     source_basis: str | None = None
+    # where each page comes from: WARC-Date, WARC file and record offset (None: not known)
+    fetch_a: str | None = None
+    fetch_b: str | None = None
+    warc_a: str | None = None
+    warc_b: str | None = None
+    offset_a: int | None = None
+    offset_b: int | None = None
+    # what was copied (PAIRS): normalized characters in passages, those outside each page's
+    # template text, and their share of the page
+    copied_chars: int | None = None
+    content_a: int | None = None
+    content_b: int | None = None
+    share_a: float | None = None
+    share_b: float | None = None
 
     def __post_init__(self) -> None:
         # Doc ids name files (pair/<doc_a>-<doc_b>.html): integers only, never strings.
         object.__setattr__(self, "doc_a", _int(self.doc_a, "doc_a"))
         object.__setattr__(self, "doc_b", _int(self.doc_b, "doc_b"))
-        for name in ("url_a", "url_b", "text_a", "text_b", "source", "source_basis"):
+        for name in ("url_a", "url_b", "text_a", "text_b", "source", "source_basis", "fetch_a", "fetch_b",
+                     "warc_a", "warc_b"):
             _opt_str(getattr(self, name), name)
+        for name in ("offset_a", "offset_b", "copied_chars", "content_a", "content_b"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _int(getattr(self, name), name))
         passages = []
         for p in self.passages:
             if len(p) != 5:
@@ -89,6 +119,26 @@ class PairView:
     def key(self) -> str:
         """The file stem of the pair's page: built from the integer ids only."""
         return f"{self.doc_a:d}-{self.doc_b:d}"
+
+    @property
+    def host_a(self) -> str | None:
+        return host(self.url_a)
+
+    @property
+    def host_b(self) -> str | None:
+        return host(self.url_b)
+
+    @property
+    def cross_host(self) -> bool:
+        """The two pages are on different hosts (unknown hosts count as different)."""
+        return self.host_a is None or self.host_a != self.host_b
+
+    @property
+    def template_share(self) -> float | None:
+        """The share of the copied characters that is template text (the larger of the sides)."""
+        if not self.copied_chars or self.content_a is None or self.content_b is None:
+            return None
+        return 1.0 - min(self.content_a, self.content_b) / self.copied_chars
 
     @property
     def copied_a(self) -> int:
@@ -110,7 +160,12 @@ class PairView:
     ) -> PairView:
         """From a PAIRS row and that pair's PASSAGES rows (``capped`` if any row is)."""
         rows = list(passages)
+        optional = {name: pair.get(column) for name, column in (
+            ("source", "source"), ("source_basis", "source_basis"), ("copied_chars", "copied_chars"),
+            ("content_a", "content_chars_a"), ("content_b", "content_chars_b"), ("share_a", "content_share_a"),
+            ("share_b", "content_share_b"))}
         return cls(
+            **optional,
             doc_a=pair["doc_a"],
             doc_b=pair["doc_b"],
             url_a=pair.get("url_a"),
@@ -152,6 +207,38 @@ class HashView:
             hosts=row.get("hosts"),
             snippet=row.get("snippet"),
         )
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """A near-duplicate cluster (CLUSTERS rows of one cluster_id): its earliest member and some
+    members' (doc_id, url)."""
+
+    cluster_id: int
+    size: int
+    identical: int  # the most documents sharing one exact normalized text in it
+    source_doc: int
+    source_url: str | None
+    members: tuple[tuple[int, str | None], ...] = ()
+
+
+@dataclass(frozen=True)
+class RunPages:
+    """What the report's other pages show, collected by the caller from the tables:
+
+    - ``failed_files``: LEDGER file rows that failed, as (file, reason, records_seen, parsed);
+    - ``record_outcomes``: (status, reason, records) of the records that did not become text;
+    - ``clusters``: the largest clusters;
+    - ``dedup``: the dedup stage's statistics (None: no deduped table), and ``trimmed``: the
+      most trimmed pages as (doc_id, url, original_chars, removed_chars, dropped_reason).
+    """
+
+    failed_files: tuple[tuple[str, str | None, int | None, int | None], ...] = ()
+    record_outcomes: tuple[tuple[str, str | None, int], ...] = ()
+    clusters: tuple[ClusterView, ...] = ()
+    total_clusters: int = 0
+    dedup: Mapping[str, Any] | None = None
+    trimmed: tuple[tuple[int, str | None, int, int, str | None], ...] = ()
 
 
 @dataclass(frozen=True)

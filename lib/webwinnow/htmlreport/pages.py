@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .highlight import MAX_TEXT_CHARS, esc, render_text
-from .model import FigureEntry, HashView, PairView
+from .model import PairView
 
 CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
@@ -61,6 +61,12 @@ a.pn::before { content: attr(data-n); font: 600 10px/1 system-ui, sans-serif; co
   border-radius: 3px; padding: 1px 3px; margin: 0 2px; vertical-align: super; }
 a.pn:target::before { background: #1a5fb4; outline: 3px solid #7fb0ff; }
 .bar { display: inline-block; height: .55rem; background: #e07b39; vertical-align: middle; margin-right: .35rem; }
+.src { font-size: .72rem; background: #2f7d32; color: #fff; border-radius: 3px; padding: 0 4px; margin-left: .3rem; }
+h1.pair { overflow-wrap: anywhere; font-size: 1.2rem; }
+details.lead { color: var(--muted); }
+details.lead summary { cursor: pointer; font: .85rem system-ui, sans-serif; }
+details.lead summary::after { content: attr(data-n); }
+table.stages td.what { color: var(--muted); }
 img.plot { max-width: 100%; height: auto; border: 1px solid var(--line); }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .85em; }
 """.strip()
@@ -281,8 +287,12 @@ def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares
     pr = []
     for label, key, title in (
         ("min shared fingerprints", "min_shared", ""),
-        ("pairs", "pairs", "document pairs sharing fingerprints (boilerplate excluded)"),
-        ("passages", "passages", "copied passages found in the pairs"),
+        ("candidate pairs", "candidate_pairs", "document pairs sharing a fingerprint below the cap"),
+        ("pairs sharing content", "pairs", "candidate pairs with a passage of at least k characters outside template"),
+        ("pairs sharing only template", "template_pairs", "kept apart in the template_pairs table"),
+        ("cross-host pairs", "cross_host_pairs", "content pairs whose pages are on different hosts"),
+        ("passages", "passages", "copied passages of the content pairs"),
+        ("content characters", "content_chars", "normalized characters copied outside template"),
         ("cluster resemblance", "cluster_resemblance", "pairs at least this resemblant join clusters"),
         ("clusters", "clusters", ""),
         ("documents in clusters", "clustered_documents", ""),
@@ -290,13 +300,24 @@ def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares
     ):
         pr.append(num_row(label, key, title))
 
-    # -- everything else, as it is
+    # -- each stage's own statistics, a row each; then anything else as it is
     used.update({"tag", "title", "fit", "shares"})
+    stage_rows = []
+    for name, entry in (get("stages") or {}).items():
+        if not isinstance(entry, Mapping):
+            continue
+        for kk, vv in sorted(entry.items(), key=lambda kv: str(kv[0])):
+            if isinstance(vv, Mapping):
+                vv = ", ".join(f"{a} {fmt_value(b)}" for a, b in vv.items())
+                stage_rows.append(f'<tr><td>{esc(name)}</td><td class="what">{esc(kk)}</td><td>{vv}</td></tr>')
+            else:
+                stage_rows.append(f'<tr><td>{esc(name)}</td><td class="what">{esc(kk)}</td>'
+                                  f'<td class="num">{fmt_value(vv)}</td></tr>')
     other = []
     for k, v in sorted(stats.items(), key=lambda kv: str(kv[0])):
         if k in used:
             continue
-        if isinstance(v, Mapping) and v:  # e.g. a stage's own entry: one row per item
+        if isinstance(v, Mapping) and v:
             other += [row(f"{k} · {kk}", fmt_value(vv)) for kk, vv in sorted(v.items(), key=lambda kv: str(kv[0]))]
         else:
             other.append(row(str(k), fmt_value(v)))
@@ -308,7 +329,13 @@ def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares
         return f'<section><h2>{esc(title)}</h2><dl class="summary">{"".join(rows)}</dl></section>'
 
     cards = card("Input", inp) + card("Fingerprints", fp) + card("Hash frequencies", hf) + card("Pairs and clusters", pr)
-    return f'<div class="cards">{cards}</div>' + card("More", other)
+    stages = (
+        '<details class="stages"><summary>Every stage\'s statistics</summary><table class="stages">'
+        '<thead><tr><th>stage</th><th>statistic</th><th>value</th></tr></thead>'
+        f'<tbody>{"".join(stage_rows)}</tbody></table></details>'
+        if stage_rows else ""
+    )
+    return f'<div class="cards">{cards}</div>' + card("More", other) + stages
 
 
 # ---------------------------------------------------------------------------- pairs
@@ -367,37 +394,54 @@ def source_html(p: PairView) -> str:
     return "unknown: the two pages have no time in common (no WARC-Date or HTTP date on both)" if p.source else DASH
 
 
-def pairs_table(pairs: Sequence[PairView], first_rank: int, detail_pages: int) -> str:
+def _page_cell(url: str | None, doc: int, host: str | None, fetch: str | None, is_source: bool) -> str:
+    badge = ' <span class="src" title="the likely original of the two">source</span>' if is_source else ""
+    where = " · ".join(esc(x) for x in (host, (fetch or "")[:10]) if x)
+    return f'<td class="url">{url_html(url)}{badge}<span class="docid">{where} · doc {doc:d}</span></td>'
+
+
+def _content_cell(p: PairView) -> str:
+    if p.content_a is None or p.content_b is None:
+        return f'<td class="num">{fmt_int(p.copied_a)} / {fmt_int(p.copied_b)}</td>'
+    share = " / ".join(fmt_pct(x, 0) for x in (p.share_a, p.share_b))
+    return (f'<td class="num">{fmt_int(min(p.content_a, p.content_b))}'
+            f'<span class="docid">{share} of the pages</span></td>')
+
+
+def pairs_table(pairs: Sequence[PairView], first_rank: int, detailed: set[str] | int) -> str:
+    """Pairs from rank first_rank on; a pair page link for those whose key is in `detailed` (or,
+    given a number, for ranks up to it)."""
     if not pairs:
-        return '<p class="muted">No pairs: no two documents share a fingerprint (outside the boilerplate).</p>'
+        return '<p class="muted">No pairs: no two documents share copied content (outside the boilerplate).</p>'
     head = (
         "<thead><tr>"
-        '<th class="num">#</th><th>document A</th><th>document B</th>'
-        '<th class="num" title="containment_a: share of A\'s fingerprints also in B">A in B</th>'
-        '<th class="num" title="containment_b: share of B\'s fingerprints also in A">B in A</th>'
+        '<th class="num">#</th><th>page A</th><th>page B</th>'
+        '<th class="num" title="normalized characters copied outside template text (the smaller side), '
+        'and their share of each page">content copied</th>'
+        '<th class="num" title="share of the copied characters that is site template text">template</th>'
+        '<th class="num" title="containment_a / containment_b: share of A\'s fingerprints also in B, and of B\'s in A">'
+        "A in B / B in A</th>"
         '<th class="num" title="resemblance: shared / (fp_a + fp_b − shared)">resemblance</th>'
-        '<th class="num" title="distinct shared fingerprint hashes / fingerprints of A / of B">shared fp (A / B)</th>'
-        '<th class="num" title="characters inside copied passages, in A / in B">copied chars (A / B)</th>'
         "<th>pair page</th></tr></thead>"
     )
     rows = []
     for i, p in enumerate(pairs):
         rank = first_rank + i
+        has_page = rank <= detailed if isinstance(detailed, int) else p.key in detailed
         link = (
             f'<a href="{pair_file(p)}">view</a>' + (' <span class="muted" title="passage list capped">*</span>' if p.capped else "")
-            if rank <= detail_pages
+            if has_page
             else DASH
         )
         rows.append(
             "<tr>"
             f'<td class="num">{rank:,}</td>'
-            f'<td class="url">{url_html(p.url_a)}<span class="docid">doc {p.doc_a:d}</span></td>'
-            f'<td class="url">{url_html(p.url_b)}<span class="docid">doc {p.doc_b:d}</span></td>'
-            f'<td class="num">{_bar(p.containment_a)}{fmt_pct(p.containment_a)}</td>'
-            f'<td class="num">{_bar(p.containment_b)}{fmt_pct(p.containment_b)}</td>'
+            + _page_cell(p.url_a, p.doc_a, p.host_a, p.fetch_a, p.source == "a")
+            + _page_cell(p.url_b, p.doc_b, p.host_b, p.fetch_b, p.source == "b")
+            + _content_cell(p)
+            + f'<td class="num">{fmt_pct(p.template_share, 0) if p.template_share is not None else DASH}</td>'
+            f'<td class="num">{_bar(p.containment_a)}{fmt_pct(p.containment_a)} / {fmt_pct(p.containment_b)}</td>'
             f'<td class="num">{fmt_float(p.resemblance)}</td>'
-            f'<td class="num">{fmt_int(p.shared)} <span class="muted">({fmt_int(p.fp_a)} / {fmt_int(p.fp_b)})</span></td>'
-            f'<td class="num">{fmt_int(p.copied_a)} / {fmt_int(p.copied_b)}</td>'
             f"<td>{link}</td></tr>"
         )
     return f'<table class="pairs">{head}<tbody>{"".join(rows)}</tbody></table>'
@@ -407,6 +451,10 @@ def nav_html(prefix: str = "") -> str:
     return (
         '<nav class="top">'
         f'<a href="{prefix}index.html">summary &amp; top pairs</a>'
+        f'<a href="{prefix}cross-host.html">cross-host pairs</a>'
+        f'<a href="{prefix}clusters.html">clusters</a>'
+        f'<a href="{prefix}dedup.html">dedup</a>'
+        f'<a href="{prefix}failures.html">failed files</a>'
         f'<a href="{prefix}boilerplate.html">boilerplate &amp; rank–frequency</a>'
         f'<a href="{prefix}figures.html">figures</a>'
         f'<a href="{prefix}stats.json">stats.json</a>'
@@ -414,18 +462,25 @@ def nav_html(prefix: str = "") -> str:
     )
 
 
-def pairs_section(pairs: Sequence[PairView], page_no: int, pages: int, page_size: int, total: int,
-                  detail_pages: int) -> str:
+def pairs_section(pairs: Sequence[PairView], page_no: int, pages: int, page_size: int, listed: int,
+                  detailed: set[str] | int, total: int | None = None, heading: str = "Top pairs",
+                  with_pages: int | None = None) -> str:
+    """One page of a listing of `listed` pairs (of `total` in the table when more), `with_pages`
+    of which have a side-by-side page."""
     first = (page_no - 1) * page_size + 1
     last = first + len(pairs) - 1
+    n_detailed = with_pages if with_pages is not None else (
+        len(detailed) if isinstance(detailed, set) else min(detailed, listed))
+    of = f"of {listed:,}" if total is None or total <= listed else f"of the top {listed:,} ({total:,} pairs in all)"
     caption = (
-        f'<p class="muted">Pairs {first:,}–{last:,} of {total:,}, by containment (the larger of the two), '
-        f"descending. Side-by-side pages for the first {min(detail_pages, total):,}.</p>"
-        if total
+        f'<p class="muted">Pairs {first:,}–{last:,} {of}, by copied content (characters outside '
+        f"site template, the smaller side), then the larger share of a page. Side-by-side pages for "
+        f"{n_detailed:,} of them.</p>"
+        if listed
         else ""
     )
     pager = pager_html(page_no, pages)
-    return f"<h2>Top pairs</h2>{caption}{pager}{pairs_table(pairs, first, detail_pages)}{pager}"
+    return f"<h2>{esc(heading)}</h2>{caption}{pager}{pairs_table(pairs, first, detailed)}{pager}"
 
 
 def index_page(title: str, summary: str, pairs_html: str) -> str:
@@ -433,12 +488,18 @@ def index_page(title: str, summary: str, pairs_html: str) -> str:
     return page(title, body)
 
 
-def pairs_page(title: str, page_no: int, pairs_html: str) -> str:
-    body = f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· pairs, page {page_no}</span></h1>{pairs_html}"
-    return page(f"{title} · pairs page {page_no}", body)
+def pairs_page(title: str, page_no: int, pairs_html: str, what: str = "") -> str:
+    what = what or f"pairs, page {page_no}"
+    body = f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· {esc(what)}</span></h1>{pairs_html}"
+    return page(f"{title} · {what}", body)
 
 
 # ---------------------------------------------------------------------------- one pair
+
+
+#: Text shown above a page's first copied passage; the rest before it is folded away, so both
+#: panes open at (near) their first passage without a script.
+LEAD_CHARS = 300
 
 
 def _side(text: str | None, spans: list[tuple[int, int, int]], side: str, other: str) -> tuple[str, set[int], str]:
@@ -453,14 +514,25 @@ def _side(text: str | None, spans: list[tuple[int, int, int]], side: str, other:
             f'<p class="note">Long text: showing the first {MAX_TEXT_CHARS:,} of {len(text):,} characters; '
             "passages past that point are listed below but not highlighted.</p>"
         )
-    body, anchored = render_text(shown, spans, side, other)
+    starts = [s for _, s, e in spans if e > s and s < len(shown)]
+    fold = max(0, min(starts, default=0) - LEAD_CHARS)
+    if fold:  # cut at a line break where there is one near, for a clean start
+        line = shown.rfind("\n", max(0, fold - LEAD_CHARS), fold)
+        fold = line + 1 if line >= 0 else fold
+    body, anchored = render_text(shown[fold:], [(n, s - fold, e - fold) for n, s, e in spans], side, other)
+    if fold:
+        # the label is drawn by CSS from data-n, so it adds nothing to the page's text
+        body = (f'<details class="lead"><summary data-n="{fold:,} characters before the first copied passage">'
+                f"</summary>{esc(shown[:fold])}</details>{body}")
     if any(e > len(text) for _, _, e in spans):
         notes += '<p class="warn">Some passage offsets lie past the end of this text (clipped): the text may not be the one the passages were computed on.</p>'
     return body, anchored, notes
 
 
 def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, next_key: str | None,
-              title: str) -> str:
+              title: str, back: tuple[str, str] | None = None, what: str = "Pair") -> str:
+    """One pair side by side; `back` = (href, label) of the list it was reached from when not
+    the top pairs' page listing_page."""
     # Passages numbered in order of their position in A (then B), the same number on both sides.
     order = sorted(range(len(p.passages)), key=lambda i: (p.passages[i][0], p.passages[i][2], i))
     numbered = [(n + 1, p.passages[i]) for n, i in enumerate(order)]
@@ -469,7 +541,8 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
     html_a, anch_a, notes_a = _side(p.text_a, spans_a, "a", "b")
     html_b, anch_b, notes_b = _side(p.text_b, spans_b, "b", "a")
 
-    links = [f'<a href="../{page_file(listing_page)}">← pairs page {listing_page}</a>']
+    href, label = back or (page_file(listing_page), f"pairs page {listing_page}")
+    links = [f'<a href="../{href}">← {esc(label)}</a>']
     if prev_key:
         links.append(f'<a href="{prev_key}.html" rel="prev">previous pair</a>')
     if next_key:
@@ -477,17 +550,30 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
     nav = (
         '<nav class="top">'
         '<a href="../index.html">summary &amp; top pairs</a>'
+        '<a href="../cross-host.html">cross-host pairs</a>'
         '<a href="../boilerplate.html">boilerplate &amp; rank–frequency</a>'
         + "".join(links)
         + "</nav>"
     )
+    def page_facts(x: str, doc: int, url: str | None, host: str | None, fetch: str | None, warc: str | None,
+                   offset: int | None) -> str:
+        where = f"{esc(warc)} at offset {fmt_int(offset)}" if warc else DASH
+        return (f"<dt>page {x}</dt><dd>{url_html(url)}<span class=\"docid\">host {esc(host or '—')} · fetched "
+                f"{esc(fetch or '—')} · {where} · doc {doc:d}</span></dd>")
+
+    content = ""
+    if p.content_a is not None and p.content_b is not None:
+        content = (f"<dt>copied content</dt><dd>{fmt_int(p.content_a)} normalized characters outside template in A"
+                   f" ({fmt_pct(p.share_a)} of the page) · {fmt_int(p.content_b)} in B ({fmt_pct(p.share_b)})"
+                   f" · template {fmt_pct(p.template_share, 0)} of the {fmt_int(p.copied_chars)} copied</dd>")
     facts = (
         '<dl class="summary">'
-        f"<dt>document A</dt><dd>doc {p.doc_a:d} · {url_html(p.url_a)}</dd>"
-        f"<dt>document B</dt><dd>doc {p.doc_b:d} · {url_html(p.url_b)}</dd>"
-        f"<dt>containment</dt><dd>A in B {fmt_pct(p.containment_a)} · B in A {fmt_pct(p.containment_b)}</dd>"
+        + page_facts("A", p.doc_a, p.url_a, p.host_a, p.fetch_a, p.warc_a, p.offset_a)
+        + page_facts("B", p.doc_b, p.url_b, p.host_b, p.fetch_b, p.warc_b, p.offset_b)
+        + f"<dt>likely source</dt><dd>{source_html(p)}</dd>"
+        + content
+        + f"<dt>containment</dt><dd>A in B {fmt_pct(p.containment_a)} · B in A {fmt_pct(p.containment_b)}</dd>"
         f"<dt>resemblance</dt><dd>{fmt_float(p.resemblance)}</dd>"
-        f"<dt>likely source</dt><dd>{source_html(p)}</dd>"
         f"<dt>shared fingerprints</dt><dd>{fmt_int(p.shared)} of {fmt_int(p.fp_a)} (A) and {fmt_int(p.fp_b)} (B)</dd>"
         f"<dt>copied characters</dt><dd>{fmt_int(p.copied_a)} in A"
         + (f" ({fmt_pct(p.copied_a / len(p.text_a))})" if p.text_a else "")
@@ -510,8 +596,10 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
 
     def column(label: str, doc: int, url: str | None, body: str, notes: str, side: str) -> str:
         text_div = f'<div class="text" id="text-{side}">{body}</div>' if body or notes == "" else ""
+        source = ' <span class="src">source</span>' if p.source == side else ""
         return (
-            f'<div class="col"><h3>{label} · doc {doc:d} · {url_html(url)}</h3>{notes}{text_div}</div>'
+            f'<div class="col"><h3>{label}{source} · {url_html(url)} <span class="docid">doc {doc:d}</span></h3>'
+            f"{notes}{text_div}</div>"
         )
 
     cols = (
@@ -551,93 +639,6 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
         if rows
         else ""
     )
-    heading = f"Pair #{rank:,}: doc {p.doc_a:d} ↔ doc {p.doc_b:d}"
-    body = f"{nav}<h1>{esc(heading)}</h1>{facts}{capped}{no_passages}{cols}{listing}"
+    heading = f"{what} #{rank:,}: {p.url_a or f'doc {p.doc_a:d}'} ↔ {p.url_b or f'doc {p.doc_b:d}'}"
+    body = f"{nav}<h1 class=\"pair\">{esc(heading)}</h1>{facts}{capped}{no_passages}{cols}{listing}"
     return page(f"{heading} · {title}", body)
-
-
-# ---------------------------------------------------------------------------- boilerplate
-
-
-SNIPPET_CHARS = 240
-
-
-def boilerplate_page(title: str, hashes: Sequence[HashView], fit: Mapping[str, Any] | None,
-                     shares: Mapping[str, Any] | None, max_df: Any, plot_ok: bool, plot_note: str) -> str:
-    fit_html, shares_html = fit_sentence(fit), shares_sentence(shares)
-    rows = []
-    for i, h in enumerate(hashes, 1):
-        snip = h.snippet
-        if snip is None:
-            snip_html = DASH
-        else:
-            snip_html = esc(snip[:SNIPPET_CHARS]) + ("…" if len(snip) > SNIPPET_CHARS else "")
-        above = ""
-        if _is_num(max_df) and max_df and _is_num(h.docs) and h.docs > max_df:
-            above = ' <span class="muted" title="above max_df: never paired">●</span>'
-        rows.append(
-            f'<tr><td class="num">{i:,}</td><td class="num">{fmt_int(h.docs)}{above}</td>'
-            f'<td class="num">{fmt_int(h.occurrences)}</td><td class="num">{fmt_int(h.hosts)}</td>'
-            f'<td class="snip">{snip_html}</td><td class="num"><code>{h.hash & 0xFFFFFFFFFFFFFFFF:016x}</code></td></tr>'
-        )
-    table = (
-        '<table><thead><tr><th class="num">rank</th><th class="num">documents</th><th class="num">occurrences</th>'
-        '<th class="num">hosts</th><th>snippet (original text where the fingerprinted k-gram starts)</th>'
-        '<th class="num">hash</th></tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table>'
-        if rows
-        else '<p class="muted">No fingerprint hashes listed.</p>'
-    )
-    md = ""
-    if max_df is not None:
-        md = (
-            f"<p>max_df = <b>{fmt_value(max_df)}</b>: hashes in more documents than this are boilerplate "
-            "(navigation, footers, licences, templates) and are reported here but never used to pair "
-            "documents (● in the table).</p>"
-        )
-    img = (
-        '<p><img class="plot" src="rank_frequency.png" width="880" height="605" '
-        'alt="fingerprint rank-frequency plot, log-log, with the fitted power law"></p>'
-        if plot_ok
-        else f'<p class="note">No plot: {esc(plot_note)}</p>'
-    )
-    fit_note = (
-        "Least squares of log10(documents) on log10(rank) over the ranks whose hashes are in at least "
-        "min_docs documents (the long flat tail of hashes seen once is left out), "
-        + ("every decade of ranks weighted equally." if (fit or {}).get("weighting") == "log" else "one point per rank.")
-    )
-    body = (
-        f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· boilerplate</span></h1>"
-        "<h2>Fingerprint rank–frequency</h2>"
-        "<p>Every distinct fingerprint hash ranked by the number of documents holding it, most frequent first. "
-        "Web text follows a power law over the frequent part; most hashes occur in a single document.</p>"
-        f'<dl class="summary"><dt>power law</dt><dd>{fit_html}<br><span class="muted">{fit_note}</span></dd>'
-        f'<dt>hashes seen in</dt><dd>{shares_html} <span class="muted">of the distinct hashes '
-        "(the paper reports 82% / 14% / 2% in 1 / 2 / 3 documents for web pages)</span></dd></dl>"
-        f"{md}{img}"
-        f"<h2>Most frequent fingerprints</h2>{table}"
-    )
-    return page(f"{title} · boilerplate", body)
-
-
-# ---------------------------------------------------------------------------- figures
-
-
-def figures_page(title: str, entries: Sequence[FigureEntry], note: str = "") -> str:
-    """figures.html: the PNGs of figures/, each with its title and caption (or why it is missing)."""
-    parts = [f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· figures</span></h1>"]
-    if note:
-        parts.append(f'<p class="note">{esc(note)}</p>')
-    if entries:
-        parts.append("<p>The plots of the notebooks in <code>notebooks/</code>, drawn for this run "
-                     "(per-document analyses on a sample of documents; the captions say which).</p>")
-        parts.append("<ul>" + "".join(f'<li><a href="#{esc(e.file)}">{esc(e.title)}</a></li>' for e in entries) + "</ul>")
-    for e in entries:
-        where = f' <span class="muted">(notebooks/{esc(e.notebook)})</span>' if e.notebook else ""
-        parts.append(f'<h2 id="{esc(e.file)}">{esc(e.title)}{where}</h2><p>{esc(e.caption)}</p>')
-        if e.error:
-            parts.append(f'<p class="note">Not drawn: {esc(e.error)}</p>')
-        else:
-            parts.append(f'<p><a href="figures/{esc(e.file)}"><img class="plot" src="figures/{esc(e.file)}" '
-                         f'alt="{esc(e.title)}"></a></p>')
-    return page(f"{title} · figures", "".join(parts))

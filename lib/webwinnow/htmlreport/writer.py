@@ -15,13 +15,14 @@ from typing import Any
 
 from ..analysis import powerlaw
 from ..tables import replace_dir
-from . import pages
-from .model import FigureEntry, HashView, PairView
+from . import pages, runpages
+from .model import FigureEntry, HashView, PairView, RunPages
 from .plot import write_rank_frequency_png
 
 # What a report folder may hold (_webwinnow.json: the stage's record, see output.stamp_table).
 _REPORT_NAMES = {"index.html", "boilerplate.html", "figures.html", "figures", "stats.json", "rank_frequency.png",
-                 "pair", "_webwinnow.json", "_webwinnow.json.tmp"}
+                 "pair", "cross-host.html", "clusters.html", "failures.html", "dedup.html", "_webwinnow.json",
+                 "_webwinnow.json.tmp"}
 _PAGE_NAME = re.compile(r"pairs-\d{3,}\.html")
 
 
@@ -82,6 +83,10 @@ def write_report(
     page_size: int = 50,
     detail_pages: int = 200,
     figures: Callable[[Path], Sequence[FigureEntry]] | None = None,
+    total_pairs: int | None = None,
+    cross_host: Iterable[PairView] | None = None,
+    total_cross_host: int | None = None,
+    run: RunPages | None = None,
 ) -> Path:
     """Write the static HTML report into ``report_dir``; returns the path of its index.html.
 
@@ -97,6 +102,10 @@ def write_report(
     - ``figures``: draws PNGs into the folder it is given (``figures/``) and returns a
       FigureEntry for each, listed in that order on figures.html; None: the page says none
       were drawn.
+    - ``total_pairs``: the pairs in the table when ``pairs`` is only its top (the listing says
+      so); ``cross_host`` / ``total_cross_host``: the same for pairs of pages on different hosts
+      (cross-host.html; the first ``detail_pages`` of them get pair pages too); ``run``: the
+      clusters, failed files and dedup pages' content (None: those pages say there is none).
 
     The folder is built beside ``report_dir`` and swapped in whole when complete; an existing
     ``report_dir`` is replaced only if it holds nothing but report files.
@@ -110,10 +119,14 @@ def write_report(
     if not isinstance(stats, Mapping):
         raise TypeError(f"stats must be a mapping, got {type(stats).__name__}")
     pairs = list(pairs)
+    cross = list(cross_host) if cross_host is not None else None
+    run = run if run is not None else RunPages()
     hashes = list(boilerplate)
-    for p in pairs:
+    for p in [*pairs, *(cross or ())]:
         if not isinstance(p, PairView):
             raise TypeError(f"pairs must be PairView objects, got {type(p).__name__}")
+    if cross is None:
+        cross = [p for p in pairs if p.cross_host]
     for h in hashes:
         if not isinstance(h, HashView):
             raise TypeError(f"boilerplate must be HashView objects, got {type(h).__name__}")
@@ -142,22 +155,39 @@ def write_report(
     _write(staging / "stats.json", json.dumps(_jsonable(record), sort_keys=True, indent=2, allow_nan=False) + "\n")
 
     # index.html and pairs-NNN.html
-    total = len(pairs)
-    n_pages = max(1, math.ceil(total / page_size))
+    listed = len(pairs)
+    n_pages = max(1, math.ceil(listed / page_size))
+    detailed = pairs[:detail_pages]
+    cross_detailed = [p for p in cross[:detail_pages] if p.key not in {q.key for q in detailed}]
+    keys = {p.key for p in detailed} | {p.key for p in cross_detailed}
     summary = pages.summary_html(stats, fit, shares, derived)
     for page_no in range(1, n_pages + 1):
         chunk = pairs[(page_no - 1) * page_size : page_no * page_size]
-        section = pages.pairs_section(chunk, page_no, n_pages, page_size, total, detail_pages)
+        section = pages.pairs_section(chunk, page_no, n_pages, page_size, listed, keys, total_pairs,
+                                      with_pages=len(detailed))
         html_text = pages.index_page(title, summary, section) if page_no == 1 else pages.pairs_page(title, page_no, section)
         _write(staging / pages.page_file(page_no), html_text)
+    section = pages.pairs_section(cross, 1, 1, max(1, len(cross)), len(cross), keys, total_cross_host,
+                                  heading="Pairs of pages on different hosts",
+                                  with_pages=sum(p.key in keys for p in cross))
+    _write(staging / "cross-host.html", pages.pairs_page(title, 1, section, what="cross-host pairs"))
 
     # pair/<doc_a>-<doc_b>.html
-    detailed = pairs[:detail_pages]
     for i, p in enumerate(detailed):
         prev_key = detailed[i - 1].key if i > 0 else None
         next_key = detailed[i + 1].key if i + 1 < len(detailed) else None
         html_text = pages.pair_page(p, i + 1, i // page_size + 1, prev_key, next_key, title)
         _write(staging / pages.pair_file(p), html_text)
+    for p in cross_detailed:
+        rank = next(i for i, q in enumerate(cross) if q.key == p.key) + 1
+        html_text = pages.pair_page(p, rank, 1, None, None, title, back=("cross-host.html", "cross-host pairs"),
+                                    what="Cross-host pair")
+        _write(staging / pages.pair_file(p), html_text)
+
+    # clusters.html, failures.html, dedup.html
+    _write(staging / "clusters.html", runpages.clusters_page(title, run))
+    _write(staging / "failures.html", runpages.failures_page(title, run))
+    _write(staging / "dedup.html", runpages.dedup_page(title, run))
 
     # rank_frequency.png and boilerplate.html
     plot_ok, plot_note = True, ""
@@ -168,7 +198,7 @@ def write_report(
         warnings.warn(f"report: rank_frequency.png not drawn: {plot_note}", RuntimeWarning, stacklevel=2)
     _write(
         staging / "boilerplate.html",
-        pages.boilerplate_page(
+        runpages.boilerplate_page(
             title, hashes, fit, shares, max_df, plot_ok, plot_note
         ),
     )
@@ -180,7 +210,7 @@ def write_report(
         (staging / "figures").mkdir()
         entries = list(figures(staging / "figures"))
         note = ""
-    _write(staging / "figures.html", pages.figures_page(title, entries, note))
+    _write(staging / "figures.html", runpages.figures_page(title, entries, note))
 
     replace_dir(staging, final)
     return final / "index.html"

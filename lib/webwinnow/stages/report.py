@@ -1,4 +1,5 @@
-"""Stage: every table → `report/` (index.html, pair pages, boilerplate page, plot, figures, stats.json).
+"""Stage: every table → `report/` (index.html, pair pages, cross-host pairs, clusters, failed files,
+dedup, boilerplate page, plot, figures, stats.json).
 
 Only what a person can read is collected to the driver: the top pairs (report_pairs), the texts
 and passages of the first report_details of them, the most frequent hashes, and the
@@ -19,8 +20,8 @@ from pyspark.sql import functions as F
 from .. import storage
 from ..config import RunConfig
 from ..errors import UserError
-from ..htmlreport import HashView, PairView, write_report
-from ..tables import read_arrow, table_meta
+from ..htmlreport import ClusterView, HashView, PairView, RunPages, write_report
+from ..tables import read_arrow, table_is_current, table_meta, table_stats
 from ._frames import read_table
 
 STAGE_TABLES = {"hash_freq": "rank_freq", "pairs": "candidate_pairs", "passages": "passages", "clusters": "clusters"}
@@ -54,25 +55,87 @@ def _stats(cfg: RunConfig, out: str) -> dict:
     return stats
 
 
+def _top_pairs(spark: SparkSession, out: str, limit: int, cross_host: bool = False) -> tuple[list, int]:
+    """The pairs the report lists (with their pages' fetch times and WARC coordinates), best
+    first: by copied content (characters outside template, the smaller side), then the larger
+    share of a page; and how many such pairs there are."""
+    pairs = read_table(spark, out, "pairs")
+    if cross_host:
+        host = (lambda c: F.lower(F.expr(f"try_parse_url({c}, 'HOST')")))
+        pairs = pairs.filter(~F.coalesce(host("url_a") == host("url_b"), F.lit(False)))
+    total = pairs.count()
+    docs = read_table(spark, out, "documents").select("doc_id", "fetch_time", "warc_file", "warc_offset")
+
+    def side(x: str):
+        return docs.select(*(F.col(c).alias(f"{c}_{x}" if c != "doc_id" else f"doc_{x}") for c in docs.columns))
+
+    top = (
+        pairs.withColumn("_c", F.least("content_chars_a", "content_chars_b"))
+        .withColumn("_s", F.greatest("content_share_a", "content_share_b"))
+        .orderBy(F.desc("_c"), F.desc("_s"), "doc_a", "doc_b")
+        .limit(limit)
+        .join(side("a"), "doc_a", "left").join(side("b"), "doc_b", "left")
+        .orderBy(F.desc("_c"), F.desc("_s"), "doc_a", "doc_b")
+        .collect()
+    )
+    return top, total
+
+
+def _run_pages(spark: SparkSession, out: str, clusters_shown: int = 50, trimmed_shown: int = 50) -> RunPages:
+    """The clusters, failed files and dedup pages' content."""
+    ledger = read_table(spark, out, "ledger")
+    failed = [(r["file"], r["reason"], r["records_seen"], r["parsed"])
+              for r in ledger.filter((F.col("kind") == "file") & (F.col("status") == "failed")).orderBy("file").collect()]
+    outcomes = [(r["status"], r["reason"], r["count"]) for r in ledger.filter(F.col("kind") == "record")
+                .groupBy("status", "reason").count().orderBy(F.desc("count"), "status", "reason").collect()]
+    clusters = read_table(spark, out, "clusters")
+    total_clusters = clusters.select("cluster_id").distinct().count()
+    biggest = (clusters.groupBy("cluster_id").agg(F.first("cluster_size").alias("size"), F.max("identical").alias("identical"),
+                                                  F.first("source_doc").alias("source_doc"))
+               .orderBy(F.desc("size"), "cluster_id").limit(clusters_shown))
+    members = (clusters.join(F.broadcast(biggest.select("cluster_id")), "cluster_id")
+               .join(read_table(spark, out, "documents").select("doc_id", "url"), "doc_id").collect())
+    urls = {m["doc_id"]: m["url"] for m in members}
+    by_cluster: dict[int, list] = defaultdict(list)
+    for m in sorted(members, key=lambda m: m["doc_id"]):
+        by_cluster[m["cluster_id"]].append((m["doc_id"], m["url"]))
+    views = tuple(ClusterView(c["cluster_id"], c["size"], c["identical"], c["source_doc"], urls.get(c["source_doc"]),
+                              tuple(by_cluster[c["cluster_id"]][:20])) for c in biggest.collect())
+    dedup, trimmed = None, ()  # type: tuple[dict | None, tuple]
+    if table_is_current(out, "deduped"):
+        dedup = table_stats(out, "deduped")
+        trimmed = tuple((r["doc_id"], r["url"], r["original_chars"], r["removed_chars"], r["dropped_reason"])
+                        for r in read_table(spark, out, "deduped").filter(F.col("dropped_reason").isNull())
+                        .orderBy(F.desc("removed_chars"), "doc_id").limit(trimmed_shown).collect()
+                        if r["removed_chars"])
+    return RunPages(failed_files=tuple(failed), record_outcomes=tuple(outcomes), clusters=views,
+                    total_clusters=total_clusters, dedup=dedup, trimmed=trimmed)
+
+
+def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool) -> PairView:
+    return PairView(
+        doc_a=r["doc_a"], doc_b=r["doc_b"], url_a=r["url_a"], url_b=r["url_b"], shared=r["shared"],
+        fp_a=r["fp_a"], fp_b=r["fp_b"], resemblance=r["resemblance"], containment_a=r["containment_a"],
+        containment_b=r["containment_b"], text_a=text_a, text_b=text_b, passages=tuple(sorted(spans)), capped=capped,
+        source=r["source"], source_basis=r["source_basis"], fetch_a=r["fetch_time_a"], fetch_b=r["fetch_time_b"],
+        warc_a=r["warc_file_a"], warc_b=r["warc_file_b"], offset_a=r["warc_offset_a"], offset_b=r["warc_offset_b"],
+        copied_chars=r["copied_chars"], content_a=r["content_chars_a"], content_b=r["content_chars_b"],
+        share_a=r["content_share_a"], share_b=r["content_share_b"],
+    )
+
+
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
     pcfg = cfg.pairs
     stats = _stats(cfg, out)
-    top = (
-        # by copied content: characters outside template (the smaller side), then share of a page
-        read_table(spark, out, "pairs")
-        .withColumn("_c", F.least("content_chars_a", "content_chars_b"))
-        .withColumn("_s", F.greatest("content_share_a", "content_share_b"))
-        .orderBy(F.desc("_c"), F.desc("_s"), "doc_a", "doc_b")
-        .limit(pcfg.report_pairs)
-        .drop("_c", "_s")
-        .collect()
-    )
-    detail = top[: pcfg.report_details]
+    top, total = _top_pairs(spark, out, pcfg.report_pairs)
+    cross, total_cross = _top_pairs(spark, out, pcfg.report_pairs, cross_host=True)
+    stats["cross_host_pairs"] = total_cross
+    detail = top[: pcfg.report_details] + cross[: pcfg.report_details]
     texts: dict[int, str | None] = {}
     spans: dict[tuple[int, int], list] = defaultdict(list)
     capped: set[tuple[int, int]] = set()
     if detail:
-        keys = spark.createDataFrame([(r["doc_a"], r["doc_b"]) for r in detail], "doc_a long, doc_b long")
+        keys = spark.createDataFrame(sorted({(r["doc_a"], r["doc_b"]) for r in detail}), "doc_a long, doc_b long")
         for p in read_table(spark, out, "passages").join(F.broadcast(keys), ["doc_a", "doc_b"]).collect():
             spans[(p["doc_a"], p["doc_b"])].append((p["start_a"], p["end_a"], p["start_b"], p["end_b"], p["length"]))
             if p["capped"]:
@@ -80,18 +143,18 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
         ids = spark.createDataFrame([(d,) for d in {x for r in detail for x in (r["doc_a"], r["doc_b"])}], "doc_id long")
         for d in read_table(spark, out, "documents").join(F.broadcast(ids), "doc_id").select("doc_id", "text").collect():
             texts[d["doc_id"]] = d["text"]
-    pairs = []
-    for i, r in enumerate(top):
-        key = (r["doc_a"], r["doc_b"])
-        pairs.append(PairView(
-            doc_a=r["doc_a"], doc_b=r["doc_b"], url_a=r["url_a"], url_b=r["url_b"], shared=r["shared"],
-            fp_a=r["fp_a"], fp_b=r["fp_b"], resemblance=r["resemblance"], containment_a=r["containment_a"],
-            containment_b=r["containment_b"],
-            text_a=texts.get(r["doc_a"]) if i < len(detail) else None,
-            text_b=texts.get(r["doc_b"]) if i < len(detail) else None,
-            passages=tuple(sorted(spans.get(key, ()))), capped=key in capped,
-            source=r["source"], source_basis=r["source_basis"],
-        ))
+
+    def views(rows: list) -> list[PairView]:
+        out_rows = []
+        for i, r in enumerate(rows):
+            key = (r["doc_a"], r["doc_b"])
+            loaded = i < pcfg.report_details
+            out_rows.append(_view(r, texts.get(r["doc_a"]) if loaded else None, texts.get(r["doc_b"]) if loaded else None,
+                                  spans.get(key, []), key in capped))
+        return out_rows
+
+    pairs, cross_views = views(top), views(cross)
+    run_pages = _run_pages(spark, out)
     hashes = [
         HashView(hash=h["hash"], docs=h["docs"], occurrences=h["occurrences"], hosts=h["hosts"], snippet=h["snippet"])
         for h in read_table(spark, out, "hash_freq")
@@ -108,7 +171,8 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
 
     def write(folder: str):
         return write_report(folder, stats=stats, pairs=pairs, boilerplate=hashes, rank_freq=runs, fit=fit,
-                            detail_pages=pcfg.report_details, figures=draw if pcfg.report_figure_docs else None)
+                            detail_pages=pcfg.report_details, figures=draw if pcfg.report_figure_docs else None,
+                            total_pairs=total, cross_host=cross_views, total_cross_host=total_cross, run=run_pages)
 
     if not storage.is_uri(out):
         return str(write(os.path.join(out, "report")))
