@@ -18,7 +18,7 @@ from webwinnow.analysis.removal import cut, merge_spans
 from webwinnow.cli import main
 from webwinnow.explore.run import host_of
 
-from paths import CONF
+from paths import CONF, QUICK
 
 pytestmark = pytest.mark.spark
 
@@ -148,3 +148,23 @@ def test_the_jsonl_is_the_kept_documents_in_the_dolma_shape(deduped):
         meta = line["metadata"]
         assert (meta["url"], meta["warc_file"], meta["warc_offset"]) == (r["url"], r["warc_file"], r["warc_offset"])
         assert meta["kept_chars"] == r["kept_chars"] and meta["cluster_size"] == r["cluster_size"]
+
+
+def test_the_report_shows_content_sources_and_the_dedup_summary(deduped):
+    import html
+    import re
+
+    assert main(["report", "--out", str(deduped), "--conf", str(CONF), "--conf", str(QUICK)]) == 0
+    report = deduped / "report"
+    text = (lambda name: re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", (report / name).read_text()))))
+    stats = json.loads((deduped / "deduped" / "_webwinnow.json").read_text())["stats"]
+    dedup = text("dedup.html")
+    assert f"documents kept {stats['kept']:,} of {stats['documents']:,}" in dedup
+    assert f"dropped as near-duplicates {stats['near_duplicates']:,}" in dedup
+    index = text("index.html")
+    pairs = pq.read_table(deduped / "pairs").to_pandas()
+    best = pairs.assign(c=pairs[["content_chars_a", "content_chars_b"]].min(axis=1)).sort_values("c").iloc[-1]
+    assert f"Pairs 1–{min(50, len(pairs))} of {len(pairs):,}" in index and f"{int(best['c']):,}" in index and " source " in index
+    cross = text("cross-host.html")
+    hosts = pairs.url_a.str.split("/").str[2] != pairs.url_b.str.split("/").str[2]
+    assert f"of {int(hosts.sum()):,}" in cross
