@@ -82,16 +82,17 @@ class PairsConfig:
     cluster_resemblance: float = 0.5  # pairs at least this resemblant link documents into clusters
     max_spans: int = 1000  # passages per pair
     max_chars: int = 20_000_000  # normalized characters compared per pair while growing passages
+    min_content: int = 0  # a pair shares content when a passage holds this many characters outside template; 0 = k
     report_pairs: int = 1000  # pairs listed in the report (paged)
     report_details: int = 200  # side-by-side pages
     report_hashes: int = 200  # most frequent fingerprints on the boilerplate page
     report_figure_docs: int = 2000  # documents sampled for the report's figures page; 0 = no figures
 
     def __post_init__(self) -> None:
-        for name in ("max_df", "min_shared", "pair_budget", "max_spans", "max_chars", "report_pairs",
+        for name in ("max_df", "min_shared", "pair_budget", "max_spans", "max_chars", "min_content", "report_pairs",
                      "report_details", "report_hashes", "report_figure_docs"):
             value = getattr(self, name)
-            low = 0 if name in ("max_df", "report_figure_docs") else 1
+            low = 0 if name in ("max_df", "report_figure_docs", "min_content") else 1
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value < 2**63:
                 raise ValueError(f"pairs.{name} must be an integer >= {low} and < 2**63, got {value!r}")
         if not 0.0 <= float(self.cluster_resemblance) <= 1.0:

@@ -421,3 +421,19 @@ def test_identical_texts_are_one_cluster_whatever_max_df(which, request):
     assert stats["identical_documents"] == sum(map(len, same)) and stats["identical_texts"] == len(same)
     if which == "real_run":  # byte-identical archive.org pages: every fingerprint above max_df, never paired
         assert max(map(len, same)) >= 10
+
+
+def test_min_content_moves_pairs_with_less_content_to_template_pairs(sample_run, tmp_path):
+    import shutil
+
+    out = tmp_path / "copy"
+    shutil.copytree(sample_run, out)
+    strict = tmp_path / "strict.toml"
+    strict.write_text("[pairs]\nmin_content = 149\n")
+    _run(["passages", "--out", str(out), "--conf", str(CONF), "--conf", str(strict)])
+    before = {(p["doc_a"], p["doc_b"]): p["longest_content"] for p in _table(sample_run, "pairs").to_pylist()}
+    after = {(p["doc_a"], p["doc_b"]) for p in _table(out, "pairs").to_pylist()}
+    template = {(p["doc_a"], p["doc_b"]) for p in _table(out, "template_pairs").to_pylist()}
+    assert after == {key for key, longest in before.items() if longest >= 149}
+    assert 0 < len(after) < len(before) and template == set(before) - after | {
+        (p["doc_a"], p["doc_b"]) for p in _table(sample_run, "template_pairs").to_pylist()}

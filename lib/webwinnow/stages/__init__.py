@@ -123,7 +123,7 @@ STAGES: tuple[Stage, ...] = (
           ("pairing", "later"), _pairs_fields("max_df", "min_shared", "pair_budget"), _pairs_lines, uses=("hash_freq",)),
     Stage("passages", "pair_seeds → passages, pairs, template_pairs",
           ("pair_seeds", "candidate_pairs", "documents", "doc_stats"), ("pairs", "template_pairs", "passages"),
-          ("later",), _pairs_fields("max_spans", "max_chars"), _passages_lines, uses=("hash_freq",)),
+          ("later",), _pairs_fields("max_spans", "max_chars", "min_content"), _passages_lines, uses=("hash_freq",)),
     Stage("clusters", "pairs + documents → clusters", ("pairs", "documents"),
           ("clusters",), ("clustering", "later"),
           _pairs_fields("cluster_resemblance"), _clusters_lines),

@@ -289,9 +289,9 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
             found = found.unionByName(grown_from(again, redone, whole=True).filter(~F.col("redo")))
             found = found.persist(StorageLevel.MEMORY_AND_DISK)  # read for the pairs and for the passages
             held.append(found)
-        judged = judge_pairs(spark, out, found, cfg.winnow.k).persist(StorageLevel.MEMORY_AND_DISK)
+        judged = judge_pairs(spark, out, found).persist(StorageLevel.MEMORY_AND_DISK)
         held.append(judged)
-        content = F.col("longest_content") >= cfg.winnow.k
+        content = F.col("longest_content") >= min_content(cfg)
         write_table(judged.filter(content).select(*schemas.PAIRS.names), out, "pairs", cfg, "passages")
         reason = F.when(F.col("passages") == 0, F.lit("no_passage")).otherwise(F.lit("template"))
         write_table(judged.filter(~content).withColumn("reason", reason).select(*schemas.TEMPLATE_PAIRS.names),
@@ -316,12 +316,17 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
             "no_passage": reasons.get("no_passage", 0), "template_passages": dropped,
             "capped_spans": row["capped"] or 0, "normalized_chars": row["chars"] or 0,
             "content_chars": row["content"] or 0, "boilerplate_passages": row["boilerplate"] or 0,
-            "max_df": max_df, "pairs_grown_from_whole_texts": redone}
+            "max_df": max_df, "min_content": min_content(cfg), "pairs_grown_from_whole_texts": redone}
 
 
-def judge_pairs(spark: SparkSession, out: str, found, k: int):
-    """Every candidate pair with what its passages copied (PAIRS columns): a content pair when a
-    passage holds at least k content characters on both sides (longest_content >= k)."""
+def min_content(cfg: RunConfig) -> int:
+    """Content characters (on both sides) one passage must hold for its pair to share content."""
+    return cfg.pairs.min_content or cfg.winnow.k
+
+
+def judge_pairs(spark: SparkSession, out: str, found):
+    """Every candidate pair with what its passages copied (PAIRS columns): a content pair when
+    longest_content >= min_content (k by default)."""
     copied = found.groupBy("doc_a", "doc_b").agg(
         F.count(F.lit(1)).alias("passages"), F.sum("length").alias("copied_chars"),
         F.sum("content_chars_a").alias("content_chars_a"), F.sum("content_chars_b").alias("content_chars_b"),
