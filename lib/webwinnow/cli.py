@@ -69,6 +69,13 @@ class Plan:
         from .outdir import check_own_or_absent, check_replaceable
         from .stages import TABLES
 
+        if self.args.command == "run" and not self.args.dedup:
+            given = [name for name, on in (("--strip-template", self.args.strip_template),
+                                           ("--min-passage", self.args.min_passage is not None),
+                                           ("--keep-near-duplicates", self.args.keep_near_duplicates)) if on]
+            if given:
+                raise UserError(f"{', '.join(given)}: options of the dedup stage; add --dedup to run it")
+
         for path in self.exclude:
             if not os.path.isfile(path):
                 raise UserError(f"--exclude {path}: no such file (give WARC/ARC, HTML or text files)")

@@ -155,7 +155,8 @@ CANDIDATE_PAIRS = pa.schema(
 #: content. Template text is defined in webwinnow.analysis.template.
 COPIED = [
     ("passages", pa.int64()),  # copied passages (maximal matching spans)
-    ("copied_chars", pa.int64()),  # normalized characters in them (the same on both sides)
+    ("copied_chars_a", pa.int64()),  # normalized characters of doc_a in them (overlapping spans counted once)
+    ("copied_chars_b", pa.int64()),
     ("content_chars_a", pa.int64()),  # of those, outside doc_a's template text
     ("content_chars_b", pa.int64()),
     ("content_share_a", pa.float64()),  # content_chars_a / doc_a's normalized characters

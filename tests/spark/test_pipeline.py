@@ -372,7 +372,10 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
                     e, f = e + 1, f + 1
                 out.add((oa[i], oa[e - 1] + 1, ob[j], ob[f - 1] + 1, e - i,
                          sum(not t for t in ta[i:e]), sum(not t for t in tb[j:f])))
+                ranges.setdefault((a, b), set()).add((i, e, j, f))
         return out
+
+    ranges: dict[tuple[int, int], set] = {}
 
     pairs = {(p["doc_a"], p["doc_b"]): p for p in _table(sample_run, "pairs").to_pylist()}
     template = {(p["doc_a"], p["doc_b"]): p for p in _table(sample_run, "template_pairs").to_pylist()}
@@ -390,7 +393,12 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
         if key in pairs:
             assert passages[key] == want, key
             p = pairs[key]
-            assert p["content_chars_a"] == sum(s[5] for s in want) and p["longest_content"] >= k
+            covered_a = {x for i, e, _, _ in ranges[key] for x in range(i, e)}
+            covered_b = {x for _, _, j, f in ranges[key] for x in range(j, f)}
+            assert (p["copied_chars_a"], p["copied_chars_b"]) == (len(covered_a), len(covered_b))
+            assert p["content_chars_a"] == sum(not side(key[0])[2][x] for x in covered_a)
+            assert p["content_chars_b"] == sum(not side(key[1])[2][x] for x in covered_b)
+            assert p["longest_content"] == max(min(s[5], s[6]) for s in want) >= k
             assert p["content_share_a"] == pytest.approx(p["content_chars_a"] / len(side(key[0])[0]))
         else:
             assert template[key]["reason"] == ("template" if want else "no_passage")

@@ -314,7 +314,7 @@ def test_the_figures_page_lists_what_the_stage_drew_and_why_one_is_missing(tmp_p
 def test_listings_say_how_many_pairs_there_are_and_rank_by_content(tmp_path):
     """The report lists the table's top pairs and says of how many; per pair the URLs, hosts,
     fetch dates, the source side, content characters and template share."""
-    pairs = [pair(i, content_a=1000 - i, content_b=990 - i, copied_chars=1200, share_a=0.5, share_b=0.25,
+    pairs = [pair(i, content_a=1000 - i, content_b=990 - i, norm_copied_a=1200, norm_copied_b=1200, share_a=0.5, share_b=0.25,
                   fetch_a="2003-04-01T00:00:00Z", fetch_b="2003-05-01T00:00:00Z", source="a",
                   source_basis="last_modified", url_b=f"https://a.example/other/{i}" if i % 3 else f"http://b.example/{i}")
              for i in range(120)]

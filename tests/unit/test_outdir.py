@@ -143,6 +143,8 @@ def test_something_in_the_way_of_the_incomplete_folder(tmp_path, crawl_file, cap
         (["run", "{crawl}", "--out", "/proc/webwinnow-out"], "cannot write in /proc"),
         (["pairs", "--out", "{tmp}"], "fingerprints is missing or incomplete: run 'webwinnow fingerprint"),
         (["report", "--out", "{tmp}/nothing-here"], "does not exist"),
+        (["run", "{crawl}", "--out", "{out}", "--strip-template"], "--strip-template: options of the dedup stage; add --dedup"),
+        (["run", "{crawl}", "--out", "{out}", "--dedup", "--min-passage", "-3"], "dedup.min_passage must be an integer >= 0"),
     ],
 )
 def test_fails_fast_with_one_line(tmp_path, crawl_file, capsys, no_spark, argv, needle):

@@ -166,6 +166,7 @@ def test_content_characters_of_spans_are_those_outside_each_sides_template(margi
         whole = copied_passages(a, b, inputs["pos_a"][p], inputs["pos_b"][p], k)
         assert sorted(zip(got.start_a[mine].tolist(), got.start_b[mine].tolist())) == sorted(
             zip(whole.start_a.tolist(), whole.start_b.tolist()))
+        union: list[set[int]] = [set(), set()]
         for i in mine:
             for side, start, end, content in ((0, got.start_a[i], got.end_a[i], got.content_a[i]),
                                               (1, got.start_b[i], got.end_b[i], got.content_b[i])):
@@ -174,7 +175,13 @@ def test_content_characters_of_spans_are_those_outside_each_sides_template(margi
                 assert len(chars) == got.length[i]
                 assert content == sum(not mask[j] for j in chars)
                 template_spans += content < got.length[i]
+                union[side].update(chars)
             checked += 1
+        # per pair and side: the union of its spans, counted once, and its content
+        want = []
+        for side in (0, 1):
+            want += [len(union[side]), sum(not masks[p][side][0][j] for j in union[side])]
+        assert got.union[p].tolist() == want
     assert checked > 20 and template_spans > 5  # spans with and without template were compared
 
 
@@ -194,3 +201,18 @@ def test_span_arithmetic_is_set_arithmetic(seed):
     rest = subtract_spans(merged, merge_spans(minus, n))
     assert as_set(rest) == as_set(spans) - as_set(minus)
     assert cut(text, merged) == "".join(ch for i, ch in enumerate(text) if i not in as_set(spans))
+
+
+def test_a_passage_copied_twice_counts_once_on_the_side_it_came_from():
+    k, w = 10, 8
+    rng = random.Random(3)
+    x = " ".join("".join(rng.choice("abcdefghij") for _ in range(6)) for _ in range(40))
+    a, b = x, x + " zzz qqq " + x
+    fa, fb = ww.fingerprint(a, k=k, w=w), ww.fingerprint(b, k=k, w=w)
+    seeds = [(p, q) for h, p in zip(*fa) for g, q in zip(*fb) if h == g]
+    got = batch_passages([a], [b], np.array([0]), np.array([0]), np.array([0]), np.array([0]),
+                         np.array([0, len(seeds)]), np.array([s[0] for s in seeds]), np.array([s[1] for s in seeds]),
+                         np.array([0, 0]), np.zeros(0, np.int64), np.zeros(0, bool), k)
+    n = len(_normalized(a)[0])
+    assert len(got.length) == 2 and got.length.tolist() == [n, n]  # two spans, each all of a
+    assert got.union[0].tolist() == [n, n, 2 * n, 2 * n]  # a once, b twice: shares stay <= 1

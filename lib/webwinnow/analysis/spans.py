@@ -225,6 +225,33 @@ def _covered(lo, hi, first, last, start, end):
 
 
 @njit(**JIT_OPTIONS)
+def _union_content(starts, lengths, lo, hi, first, last):
+    """(characters in the union of the spans [starts, starts + lengths), those of them outside the
+    sorted, disjoint intervals lo/hi[first:last]): what a pair copied of one text, counted once
+    where spans overlap (a passage copied twice into the other text)."""
+    order = np.argsort(starts, kind="mergesort")
+    s = e = 0
+    copied = 0
+    content = 0
+    run_start = -1
+    run_end = -1
+    for q in range(order.shape[0] + 1):
+        if q < order.shape[0]:
+            s = starts[order[q]]
+            e = s + lengths[order[q]]
+            if run_start >= 0 and s <= run_end:
+                run_end = max(run_end, e)
+                continue
+        if run_start >= 0:
+            copied += run_end - run_start
+            content += run_end - run_start - _covered(lo, hi, first, last, run_start, run_end)
+        if q < order.shape[0]:
+            run_start = s
+            run_end = e
+    return copied, content
+
+
+@njit(**JIT_OPTIONS)
 def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, ends_b, base_b, open_b,
                     seed_offsets, seeds_a, seeds_b, fp_offsets, fp_pos, fp_flag, tpl_offsets_a, tpl_lo_a,
                     tpl_hi_a, tpl_offsets_b, tpl_lo_b, tpl_hi_b, fold, expand, k, max_spans, max_chars):
@@ -236,7 +263,8 @@ def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, 
     with their boilerplate flags; its windows' template text tpl_lo/hi_a[tpl_offsets_a[p]:...]
     (and b), intervals of the windows' normalized indices. Returns per span (pair, start_a,
     end_a, start_b, end_b, length, content_a, content_b), its boilerplate share or NaN, and per
-    pair (capped, truncated).
+    pair (capped, truncated) and (copied_a, content_a, copied_b, content_b) over the union of its
+    spans on each side.
     """
     npairs = starts_a.shape[0]
     capacity = 0
@@ -249,6 +277,7 @@ def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, 
     share = np.empty(capacity, dtype=np.float64)
     capped = np.zeros(npairs, dtype=np.bool_)
     truncated = np.zeros(npairs, dtype=np.bool_)
+    union = np.zeros((npairs, 4), dtype=np.int64)
     codes_a = np.empty(longest, dtype=np.int32)
     offs_a = np.empty(longest, dtype=np.int64)
     codes_b = np.empty(longest, dtype=np.int32)
@@ -276,6 +305,10 @@ def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, 
             truncated[p] = True
             continue
         capped[p] = was_capped
+        union[p, 0], union[p, 1] = _union_content(spans[:, 0], spans[:, 2], tpl_lo_a, tpl_hi_a, tpl_offsets_a[p],
+                                                  tpl_offsets_a[p + 1])
+        union[p, 2], union[p, 3] = _union_content(spans[:, 1], spans[:, 2], tpl_lo_b, tpl_hi_b, tpl_offsets_b[p],
+                                                  tpl_offsets_b[p + 1])
         first_b = np.argsort(spans[:, 1], kind="mergesort")
         by_start = first_b[np.argsort(spans[:, 0][first_b], kind="mergesort")]
         f_lo, f_hi = fp_offsets[p], fp_offsets[p + 1]
@@ -299,7 +332,7 @@ def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, 
                 flagged += fp_flag[f]
             share[count] = flagged / inside if inside else np.nan
             count += 1
-    return pair[:count], cols[:count], share[:count], capped, truncated
+    return pair[:count], cols[:count], share[:count], capped, truncated, union
 
 
 @dataclass(frozen=True)
@@ -317,6 +350,8 @@ class BatchPassages:
     boilerplate: np.ndarray
     capped: np.ndarray  # per pair
     truncated: np.ndarray  # per pair: a span reached an open window edge; its spans are omitted
+    union: np.ndarray  # per pair (copied_a, content_a, copied_b, content_b): normalized characters
+    # of the union of its spans on each side, and those outside the side's template
 
 
 def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, open_a: np.ndarray,
@@ -356,7 +391,7 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
         if len(bounds) != n + 1 or lo.shape != hi.shape or (n and bounds[-1] != len(lo)):
             raise ValueError("template intervals: n + 1 offsets and one lo and hi per interval")
         templates.extend((bounds, lo, hi))
-    pair, cols, share, capped, truncated = _batch_passages(
+    pair, cols, share, capped, truncated, union = _batch_passages(
         arrays[0][0], arrays[0][1], arrays[0][2], i64(base_a), i64(open_a),
         arrays[1][0], arrays[1][1], arrays[1][2], i64(base_b), i64(open_b),
         i64(seed_offsets), i64(seeds_a), i64(seeds_b), i64(fp_offsets), i64(fp_pos),
@@ -364,4 +399,5 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
         int(max_chars))
     return BatchPassages(pair=pair, start_a=cols[:, 0].copy(), end_a=cols[:, 1].copy(), start_b=cols[:, 2].copy(),
                          end_b=cols[:, 3].copy(), length=cols[:, 4].copy(), content_a=cols[:, 5].copy(),
-                         content_b=cols[:, 6].copy(), boilerplate=share, capped=capped, truncated=truncated)
+                         content_b=cols[:, 6].copy(), boilerplate=share, capped=capped, truncated=truncated,
+                         union=union)

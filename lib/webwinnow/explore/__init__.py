@@ -14,6 +14,7 @@ The logic behind the notebooks in notebooks/ and the report's figures page:
 - figures: the figures, drawn with matplotlib's object API, and write_figures for the report.
 """
 
+from ..crawl.hosts import host_of
 from .copies import cluster_table, escaped_html, pair_passages, passage_lengths, side_by_side_html, top_pairs
 from .density import density_by_w, paper_frame, paper_table, robust_vs_standard
 from .frequencies import (
@@ -27,7 +28,7 @@ from .frequencies import (
     pair_thresholds,
     sample_curves,
 )
-from .run import RunOutput, host_of, run_folder
+from .run import RunOutput, run_folder
 
 __all__ = [
     "RunOutput", "run_folder", "host_of",

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..analysis.powerlaw import fit_power_law, freq_of_freq_from_runs, frequency_shares, rank_frequency
-from .run import RunOutput, distinct, host_of
+from ..crawl.hosts import host_of
+from .run import RunOutput, distinct
 
 
 @dataclass(frozen=True)

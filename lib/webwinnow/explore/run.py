@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 import pyarrow as pa
@@ -49,16 +48,6 @@ def distinct(values: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     return ordered[keep]
-
-
-def host_of(url: str | None) -> str | None:
-    """The URL's host, lower-cased (as the hash_freq stage counts hosts); None when it has none."""
-    if not url:
-        return None
-    try:
-        return urlsplit(url).hostname
-    except ValueError:
-        return None
 
 
 class RunOutput:

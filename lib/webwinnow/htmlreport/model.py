@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._checks import integer as _int
+from ..crawl.hosts import host_of as host
 
 #: (start_a, end_a, start_b, end_b, length): character offsets into text_a / text_b (Python str
 #: indices, end exclusive) and the passage's length in normalized characters.
@@ -22,18 +23,6 @@ def _opt_str(value: Any, what: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise TypeError(f"{what} must be str or None, got {type(value).__name__}")
-
-
-def host(url: str | None) -> str | None:
-    """A URL's host, lower-cased; None when it has none."""
-    from urllib.parse import urlsplit
-
-    if not url:
-        return None
-    try:
-        return urlsplit(url).hostname
-    except ValueError:
-        return None
 
 
 def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -88,7 +77,8 @@ class PairView:
     offset_b: int | None = None
     # what was copied (PAIRS): normalized characters in passages, those outside each page's
     # template text, and their share of the page
-    copied_chars: int | None = None
+    norm_copied_a: int | None = None
+    norm_copied_b: int | None = None
     content_a: int | None = None
     content_b: int | None = None
     share_a: float | None = None
@@ -101,7 +91,7 @@ class PairView:
         for name in ("url_a", "url_b", "text_a", "text_b", "source", "source_basis", "fetch_a", "fetch_b",
                      "warc_a", "warc_b"):
             _opt_str(getattr(self, name), name)
-        for name in ("offset_a", "offset_b", "copied_chars", "content_a", "content_b"):
+        for name in ("offset_a", "offset_b", "norm_copied_a", "norm_copied_b", "content_a", "content_b"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _int(getattr(self, name), name))
         passages = []
@@ -136,9 +126,10 @@ class PairView:
     @property
     def template_share(self) -> float | None:
         """The share of the copied characters that is template text (the larger of the sides)."""
-        if not self.copied_chars or self.content_a is None or self.content_b is None:
-            return None
-        return 1.0 - min(self.content_a, self.content_b) / self.copied_chars
+        shares = [1.0 - content / copied for content, copied in ((self.content_a, self.norm_copied_a),
+                                                                 (self.content_b, self.norm_copied_b))
+                  if content is not None and copied]
+        return max(shares) if shares else None
 
     @property
     def copied_a(self) -> int:
@@ -161,7 +152,8 @@ class PairView:
         """From a PAIRS row and that pair's PASSAGES rows (``capped`` if any row is)."""
         rows = list(passages)
         optional = {name: pair.get(column) for name, column in (
-            ("source", "source"), ("source_basis", "source_basis"), ("copied_chars", "copied_chars"),
+            ("source", "source"), ("source_basis", "source_basis"), ("norm_copied_a", "copied_chars_a"),
+            ("norm_copied_b", "copied_chars_b"),
             ("content_a", "content_chars_a"), ("content_b", "content_chars_b"), ("share_a", "content_share_a"),
             ("share_b", "content_share_b"))}
         return cls(

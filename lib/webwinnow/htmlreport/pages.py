@@ -308,7 +308,7 @@ def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares
             continue
         for kk, vv in sorted(entry.items(), key=lambda kv: str(kv[0])):
             if isinstance(vv, Mapping):
-                vv = ", ".join(f"{a} {fmt_value(b)}" for a, b in vv.items())
+                vv = ", ".join(f"{esc(a)} {fmt_value(b)}" for a, b in vv.items())
                 stage_rows.append(f'<tr><td>{esc(name)}</td><td class="what">{esc(kk)}</td><td>{vv}</td></tr>')
             else:
                 stage_rows.append(f'<tr><td>{esc(name)}</td><td class="what">{esc(kk)}</td>'
@@ -565,7 +565,8 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
     if p.content_a is not None and p.content_b is not None:
         content = (f"<dt>copied content</dt><dd>{fmt_int(p.content_a)} normalized characters outside template in A"
                    f" ({fmt_pct(p.share_a)} of the page) · {fmt_int(p.content_b)} in B ({fmt_pct(p.share_b)})"
-                   f" · template {fmt_pct(p.template_share, 0)} of the {fmt_int(p.copied_chars)} copied</dd>")
+                   f" · template {fmt_pct(p.template_share, 0)} of the {fmt_int(p.norm_copied_a)} / "
+                   f"{fmt_int(p.norm_copied_b)} copied</dd>")
     facts = (
         '<dl class="summary">'
         + page_facts("A", p.doc_a, p.url_a, p.host_a, p.fetch_a, p.warc_a, p.offset_a)

@@ -113,7 +113,7 @@ class _Crawl:
 
     def _date_modifications(self) -> None:
         """HTTP Last-Modified: three days before the fetch, except on pages a planted copy links,
-        which are dated by the copies (every copy modified at least a day after its source), so
+        which are dated by the copies (every copy modified about a day or more after its source), so
         the true source of each copy is the earlier page on the strongest basis a user has. No
         random draw: the rest of the crawl is as it was."""
         for page in self.pages + self.extra:

@@ -17,6 +17,15 @@ KERNEL_BATCH_ROWS = 262_144
 CHUNK_ROWS = 1 << 20
 
 
+def url_host(column):
+    """The host of a URL column, lower-cased, by webwinnow.crawl.hosts.host_of (null: none)."""
+    from pyspark.sql import functions as F
+
+    from ..crawl.hosts import host_of
+
+    return F.udf(host_of, "string", useArrow=True)(column)
+
+
 def spark_schema(schema: pa.Schema) -> StructType:
     """The Spark StructType of one of webwinnow.schemas' Arrow schemas."""
     return from_arrow_schema(schema)

@@ -4,17 +4,20 @@
 What is removed, per ok document:
 
 - **Near-duplicates** (dedup.drop_near_duplicates): a cluster keeps its `source_doc` (its
-  earliest member) whole and drops every other member (`dropped_reason = near_duplicate`,
+  earliest member; the passages it copied from other kept pages are cut like any page's) and
+  drops every other member (`dropped_reason = near_duplicate`,
   `duplicate_of`). The threshold is the clusters' (pairs.cluster_resemblance); identical texts
   are one cluster whatever max_df said.
 - **Copied passages**: every passage of a content pair at least dedup.min_passage normalized
   characters long (default t, the guarantee's length) that is content on the copying side (at
   least k characters outside its template) is cut out of the copy, and kept in the source: the
-  pair's `source` side, or for a tie or an unknown the page first in crawl order (WARC file,
-  offset): the first occurrence. A copy loses a passage only to a source that is itself kept,
-  so a passage copied from a dropped near-duplicate stays where no kept page holds it.
+  earlier page in one order of the whole crawl, the clusters' (Last-Modified, WARC-Date, Date,
+  a missing time last), then crawl order (WARC file, offset): the first occurrence. Where both
+  pages have the same kinds of time this is the pair's `source`. A copy loses a passage only to
+  a source that is itself kept, so a passage copied from a dropped near-duplicate stays where no
+  kept page holds it, and one order means a passage is never cut from all its pages.
 - **Template text** (dedup.strip_template): cut from every kept page of a host but the first in
-  crawl order (webwinnow.analysis.template defines it).
+  crawl order (webwinnow.analysis.template defines it); a page without a host keeps its own.
 - A page left with fewer than dedup.min_kept_chars letters and digits is dropped (`emptied`).
 
 Cuts use the passages' character offsets, so they are exact (webwinnow.analysis.removal). The
@@ -39,8 +42,8 @@ from ..analysis.template import template_intervals
 from ..config import RunConfig
 from ..core.winnowing import fingerprint, normalized_offsets
 from ..tables import read_table_config, write_table
-from ._frames import read_table, spark_schema
-from .pairs import boilerplate_hashes
+from ._frames import read_table, spark_schema, url_host
+from .pairs import SOURCE_BASES, boilerplate_hashes
 
 #: What a dedup task gets per document.
 _IN = ("doc_id", "url", "warc_file", "warc_offset", "record_id", "fetch_time", "text", "cluster_id", "cluster_size",
@@ -97,23 +100,28 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     k = cfg.winnow.k
     min_passage = d.min_passage or cfg.winnow.t
     docs = (read_table(spark, out, "documents").filter(F.col("status") == "ok")
-            .select("doc_id", "url", "warc_file", "warc_offset", "record_id", "fetch_time", "text"))
+            .select("doc_id", "url", "warc_file", "warc_offset", "record_id", "fetch_time", "text",
+                    *{c for _, c in SOURCE_BASES}))
     clusters = read_table(spark, out, "clusters").select("doc_id", "cluster_id", "cluster_size", "source_doc")
     duplicate_of = (F.when(F.col("source_doc") != F.col("doc_id"), F.col("source_doc")) if d.drop_near_duplicates
                     else F.lit(None).cast("long"))
     placed = (docs.join(clusters, "doc_id", "left").withColumn("duplicate_of", duplicate_of)
-              .withColumn("host", F.lower(F.expr("try_parse_url(url, 'HOST')"))))
-    coords = placed.select("doc_id", "warc_file", "warc_offset", F.col("duplicate_of").isNull().alias("kept"))
+              .withColumn("host", url_host(F.col("url"))))
+    # One order of the whole crawl, so a passage always stays somewhere: the clusters' (Last-Modified,
+    # WARC-Date, Date, a missing or malformed time last), then crawl order. On pages with the same
+    # kinds of time it is the pairs' source; a pairwise choice could make each of three pages
+    # another's copy.
+    never = F.lit(2**62).cast("long")
+    earliest = F.struct(*(F.coalesce(F.unix_micros(F.col(c).try_cast("timestamp")), never) for _, c in SOURCE_BASES),
+                        "warc_file", "warc_offset", "doc_id")
+    coords = placed.select("doc_id", earliest.alias("order"), F.col("duplicate_of").isNull().alias("kept"))
 
     def side(x: str):
-        return coords.select(*(F.col(c).alias(f"{c}_{x}") for c in ("doc_id", "warc_file", "warc_offset", "kept")))
+        return coords.select(*(F.col(c).alias(f"{c}_{x}") for c in ("doc_id", "order", "kept")))
 
-    # the copying side of each passage: the pair's source decides, else the first in crawl order
-    first_a = F.struct("warc_file_a", "warc_offset_a", "doc_id_a") < F.struct("warc_file_b", "warc_offset_b", "doc_id_b")
-    copy_is_b = (F.when(F.col("source") == "a", True).when(F.col("source") == "b", False).otherwise(first_a))
     passages = (read_table(spark, out, "passages").filter(F.col("length") >= min_passage)
                 .join(side("a"), F.col("doc_a") == F.col("doc_id_a")).join(side("b"), F.col("doc_b") == F.col("doc_id_b"))
-                .withColumn("copy_is_b", copy_is_b))
+                .withColumn("copy_is_b", F.col("order_a") < F.col("order_b")))
     pick = (lambda b, a: F.when(F.col("copy_is_b"), F.col(b)).otherwise(F.col(a)))
     cuts = (passages.select(pick("doc_b", "doc_a").alias("doc_id"), pick("start_b", "start_a").alias("start"),
                             pick("end_b", "end_a").alias("end"), pick("content_chars_b", "content_chars_a").alias("content"),
@@ -123,7 +131,8 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     first_of_host = F.row_number().over(Window.partitionBy("host").orderBy("warc_file", "warc_offset", "doc_id"))
     kept_docs = placed.filter(F.col("duplicate_of").isNull() & F.col("host").isNotNull())
     keepers = kept_docs.withColumn("_n", first_of_host).filter(F.col("_n") == 1).select("doc_id", F.lit(True).alias("_keeps"))
-    strip = (F.lit(d.strip_template) & F.col("_keeps").isNull())
+    # a page without a host is the first of its own
+    strip = F.lit(d.strip_template) & F.col("host").isNotNull() & F.col("_keeps").isNull()
     rows = (placed.join(cuts, "doc_id", "left").join(keepers, "doc_id", "left").withColumn("strip", strip)
             .select(*_IN))
 

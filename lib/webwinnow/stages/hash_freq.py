@@ -21,7 +21,7 @@ from ..analysis.pairing import hash_counts
 from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
 from ..config import RunConfig
 from ..tables import table_stats, write_arrow, write_table
-from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema
+from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
 
 #: Broadcast a side of a join below this many rows (16–24 bytes a row): the other side, the
 #: fingerprints or the texts, then stays where it is.
@@ -39,7 +39,7 @@ def doc_hosts(spark: SparkSession, out: str):
     return (
         read_table(spark, out, "documents")
         .filter(F.col("status") == "ok")
-        .select("doc_id", F.lower(F.expr("try_parse_url(url, 'HOST')")).alias("host"))
+        .select("doc_id", url_host(F.col("url")).alias("host"))
     )
 
 

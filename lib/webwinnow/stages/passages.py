@@ -63,9 +63,12 @@ WINDOW_BATCH_BYTES = 32 << 20
 TEXT_SLICE_BYTES = 16 << 20
 #: Rows per chunk of (pair, side) rows given to the span kernel: they carry texts.
 PAIR_CHUNK_ROWS = 3000
+#: What a pair copied of each side, counted once where its spans overlap (BatchPassages.union).
+UNION = ("copied_chars_a", "content_chars_a", "copied_chars_b", "content_chars_b")
 #: PASSAGES rows, plus one `redo` row (and no passages) for a pair its windows could not settle.
 #: The pair's source side is joined from the pairs table afterwards, not grown.
-GROWN = pa.schema([*(f for f in schemas.PASSAGES if f.name not in ("source", "source_basis")), pa.field("redo", pa.bool_())])
+GROWN = pa.schema([*(f for f in schemas.PASSAGES if f.name not in ("source", "source_basis")), pa.field("redo", pa.bool_()),
+                   *((f"pair_{name}", pa.int64()) for name in UNION)])
 
 
 def margin(cfg: RunConfig) -> int:
@@ -216,6 +219,8 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         "boilerplate": np.concatenate([found.boilerplate, np.full(n_redo, np.nan)]),
         "redo": np.concatenate([np.zeros(len(found.pair), bool), np.ones(n_redo, bool)]),
     }
+    for i, name in enumerate(UNION):
+        columns[f"pair_{name}"] = np.concatenate([found.union[found.pair, i], np.zeros(n_redo, np.int64)])
     for name, field in (("start_a", "start_a"), ("end_a", "end_a"), ("start_b", "start_b"), ("end_b", "end_b"),
                         ("length", "length"), ("content_chars_a", "content_a"), ("content_chars_b", "content_b")):
         columns[name] = np.concatenate([getattr(found, field), np.zeros(n_redo, np.int64)])
@@ -328,10 +333,9 @@ def judge_pairs(spark: SparkSession, out: str, found):
     """Every candidate pair with what its passages copied (PAIRS columns): a content pair when
     longest_content >= min_content (k by default)."""
     copied = found.groupBy("doc_a", "doc_b").agg(
-        F.count(F.lit(1)).alias("passages"), F.sum("length").alias("copied_chars"),
-        F.sum("content_chars_a").alias("content_chars_a"), F.sum("content_chars_b").alias("content_chars_b"),
+        F.count(F.lit(1)).alias("passages"), *(F.max(f"pair_{name}").alias(name) for name in UNION),
         F.max(F.least("content_chars_a", "content_chars_b")).alias("longest_content"))
-    counts = ["passages", "copied_chars", "content_chars_a", "content_chars_b", "longest_content"]
+    counts = ["passages", *UNION, "longest_content"]
     norm = read_table(spark, out, "doc_stats").select("doc_id", "norm_chars")
 
     def share(x: str):

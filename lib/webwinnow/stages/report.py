@@ -22,7 +22,7 @@ from ..config import RunConfig
 from ..errors import UserError
 from ..htmlreport import ClusterView, HashView, PairView, RunPages, write_report
 from ..tables import read_arrow, table_is_current, table_meta, table_stats
-from ._frames import read_table
+from ._frames import read_table, url_host
 
 STAGE_TABLES = {"hash_freq": "rank_freq", "pairs": "candidate_pairs", "passages": "passages", "clusters": "clusters"}
 
@@ -61,8 +61,7 @@ def _top_pairs(spark: SparkSession, out: str, limit: int, cross_host: bool = Fal
     share of a page; and how many such pairs there are."""
     pairs = read_table(spark, out, "pairs")
     if cross_host:
-        host = (lambda c: F.lower(F.expr(f"try_parse_url({c}, 'HOST')")))
-        pairs = pairs.filter(~F.coalesce(host("url_a") == host("url_b"), F.lit(False)))
+        pairs = pairs.filter(~F.coalesce(url_host(F.col("url_a")) == url_host(F.col("url_b")), F.lit(False)))
     total = pairs.count()
     docs = read_table(spark, out, "documents").select("doc_id", "fetch_time", "warc_file", "warc_offset")
 
@@ -119,7 +118,8 @@ def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool) 
         containment_b=r["containment_b"], text_a=text_a, text_b=text_b, passages=tuple(sorted(spans)), capped=capped,
         source=r["source"], source_basis=r["source_basis"], fetch_a=r["fetch_time_a"], fetch_b=r["fetch_time_b"],
         warc_a=r["warc_file_a"], warc_b=r["warc_file_b"], offset_a=r["warc_offset_a"], offset_b=r["warc_offset_b"],
-        copied_chars=r["copied_chars"], content_a=r["content_chars_a"], content_b=r["content_chars_b"],
+        norm_copied_a=r["copied_chars_a"], norm_copied_b=r["copied_chars_b"], content_a=r["content_chars_a"],
+        content_b=r["content_chars_b"],
         share_a=r["content_share_a"], share_b=r["content_share_b"],
     )
 
