@@ -12,6 +12,9 @@ Starts one master and two workers on 127.0.0.1 with the installed pyspark's `spa
 * every Python worker process seen on the executors ran the packed environment's interpreter
   (`./env/bin/python` in the executor's folder) and mapped its Numba and pyarrow libraries from
   that unpacked environment, none from the repository's .venv;
+* no executor compiled a kernel or built the normalization table: Numba's cache files and the
+  table's under the executors' folders are all the archive's own (unpacked with the times they
+  were packed at), none written during the run;
 * every table equals the local-mode run's on the same input (sorted contents, schemas included).
 
 The cluster is stopped whatever happens. Exit 0 when every check passes, 1 otherwise.
@@ -183,8 +186,10 @@ def _compare(a: Path, b: Path) -> list[str]:
     return bad
 
 
-def run_demo(crawl: Path, workdir: Path, archive: Path = ARCHIVE, local_out: Path | None = None) -> list[str]:
-    """Everything above; returns the failed checks (empty: all passed)."""
+def run_demo(crawl: Path, workdir: Path, archive: Path = ARCHIVE, local_out: Path | None = None,
+             confs: tuple[Path, ...] = (CONF,)) -> list[str]:
+    """Everything above; returns the failed checks (empty: all passed). confs are both runs' config
+    files: a local_out given must have been run with settings that make the same tables."""
     if not archive.is_file():
         return [f"{archive} is absent: run `make package` first"]
     if workdir.exists():
@@ -193,7 +198,8 @@ def run_demo(crawl: Path, workdir: Path, archive: Path = ARCHIVE, local_out: Pat
     if local_out is None:
         local_out = workdir / "local"
         print("cluster-demo: local-mode run for comparison ...", flush=True)
-        subprocess.run([str(BIN / "webwinnow"), "run", str(crawl), "--out", str(local_out), "--conf", str(CONF), "-q"],
+        subprocess.run([str(BIN / "webwinnow"), "run", str(crawl), "--out", str(local_out),
+                        *(arg for conf in confs for arg in ("--conf", str(conf))), "-q"],
                        check=True, stdout=subprocess.DEVNULL, env={**os.environ, "PYSPARK_PYTHON": sys.executable})
     out = workdir / "cluster-out"
     failures: list[str] = []
@@ -205,7 +211,8 @@ def run_demo(crawl: Path, workdir: Path, archive: Path = ARCHIVE, local_out: Pat
                "--conf", f"spark.pyspark.driver.python={sys.executable}",
                "--conf", "spark.executor.cores=1", "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2",
                "--conf", "spark.driver.host=127.0.0.1",
-               str(REPO / "jobs" / "submit.py"), "run", str(crawl), "--out", str(out), "--conf", str(CONF), "-q"]
+               str(REPO / "jobs" / "submit.py"), "run", str(crawl), "--out", str(out),
+               *(arg for conf in confs for arg in ("--conf", str(conf))), "-q"]
         started = time.time()
         with PythonWorkers(cluster.worker_dirs) as workers:
             done = subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True, timeout=1800)
@@ -236,6 +243,14 @@ def run_demo(crawl: Path, workdir: Path, archive: Path = ARCHIVE, local_out: Pat
                 if lib.startswith(venv) or not lib.startswith(info["cwd"] + "/env/"):
                     failures.append(f"executor Python {pid} mapped {lib}, outside its unpacked environment")
                     break
+        for folder in cluster.worker_dirs:
+            if not (folder / app).is_dir():
+                continue
+            built = sorted(p for pattern in ("*.nbi", "*.nbc", "charfold-*.npz") for p in (folder / app).rglob(pattern)
+                           if p.stat().st_mtime >= started)
+            if built:
+                failures.append(f"executors on {folder.name} compiled what the archive should hold: "
+                                + ", ".join(p.name for p in built[:5]) + (" ..." if len(built) > 5 else ""))
         workers_with_python = {d for d in executors if any(i["cwd"].startswith(str(Path(d).resolve())) for i in workers.seen.values())}
         if len(workers_with_python) < len(cluster.worker_dirs):
             failures.append(f"Python workers were seen on {len(workers_with_python)} of {len(cluster.worker_dirs)} workers")

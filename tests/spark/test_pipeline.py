@@ -17,7 +17,7 @@ from webwinnow.cli import main
 from webwinnow.crawl.inputs import is_crawl_file
 from webwinnow.crawl.records import doc_id
 
-from paths import CONF, REAL, need
+from paths import CONF, QUICK, REAL, need
 
 pytestmark = pytest.mark.spark
 
@@ -34,7 +34,8 @@ def _run(args: list[str]) -> None:
 def real_run(tmp_path_factory) -> Path:
     need(REAL)
     out = tmp_path_factory.mktemp("real-out")
-    _run(["run", str(REAL), "--out", str(out), "--conf", str(CONF), "--k", "50", "--w", "100"])
+    # quick.toml: no test reads this run's report, and its figures page costs seconds
+    _run(["run", str(REAL), "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK), "--k", "50", "--w", "100"])
     return out
 
 
@@ -144,7 +145,7 @@ def test_same_output_whatever_the_partitioning(tmp_path, sample_dir, sample_run)
     conf = tmp_path / "small-tasks.toml"
     conf.write_text("[extract]\ntask_bytes = 1\n[spark]\nshuffle_partitions = 3\n")
     out = tmp_path / "again"
-    _run(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(conf)])
+    _run(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK), "--conf", str(conf)])
     assert json.loads((out / "summary.json").read_text())["extract"]["tasks"] == 3
     for table, key in (("documents", ["doc_id"]), ("ledger", ["file", "offset", "kind", "reason"]),
                        ("fingerprints", ["doc_id", "pos", "hash"]), ("doc_stats", ["doc_id"]),
