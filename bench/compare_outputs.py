@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 TABLES = ("documents", "ledger", "fingerprints", "doc_stats", "hash_freq", "rank_freq",
-          "pairs", "pair_seeds", "passages", "clusters")
+          "candidate_pairs", "pair_seeds", "pairs", "template_pairs", "passages", "clusters")
 
 
 def sorted_table(folder: Path) -> pa.Table:

@@ -77,7 +77,7 @@ def test_a_uri_out_commits_generations(sample_dir, sample_run, other_filesystem,
     assert (out / CURRENT).read_bytes() == record_bytes
     assert _tree(gen1) == before
     unfinished = [g for g in (out / "runs").iterdir() if g.name != first["generation"]]
-    assert len(unfinished) == 1 and (unfinished[0] / "pairs" / "_webwinnow.json").is_file()
+    assert len(unfinished) == 1 and (unfinished[0] / "candidate_pairs" / "_webwinnow.json").is_file()
     assert not (unfinished[0] / "passages" / "_webwinnow.json").exists()
 
     # --resume continues that generation, commits it, and the first run is collected

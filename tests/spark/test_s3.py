@@ -114,8 +114,10 @@ def _keyed(out: Path, base: str) -> tuple[dict[int, tuple], dict[str, list]]:
         # the snippet comes from the smallest doc id, and which that is follows the ids
         "hash_freq": rows("hash_freq", drop=("doc_id", "snippet")),
         "rank_freq": rows("rank_freq"),
+        # which page is doc_a follows the ids: per-side columns are left out
         **{table: rows(table, drop=("url_a", "url_b", "fp_a", "fp_b", "containment_a", "containment_b", "content_chars_a",
-                                    "content_chars_b", "content_share_a", "content_share_b"))
+                                    "content_chars_b", "content_share_a", "content_share_b", "copied_chars_a",
+                                    "copied_chars_b"))
            for table in ("pairs", "template_pairs")},
         "passages": Counter(r["length"] for r in pq.read_table(out / "passages").to_pylist()),
         "clusters": sorted(Counter(r["cluster_size"] for r in pq.read_table(out / "clusters").to_pylist()).items()),
