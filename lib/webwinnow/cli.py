@@ -30,9 +30,9 @@ from .config import RunConfig
 from .console import Console
 from .errors import TooManyFailures, UserError, environment_failure, interrupted_by
 from .options import _parser, resolve_config
-from .stages import STAGES, Stage, downstream, recipe, stage, stale_tables
+from .stages import CHECK_STAGES, RUN_STAGES, STAGES, Stage, downstream, recipe, stage, stale_tables
 
-FRESH = ("run", "extract")
+FRESH = ("run", "extract", "check")
 
 
 def _file_digest(path: str) -> str:
@@ -58,8 +58,12 @@ class Plan:
         self.final = Path(os.path.abspath(args.out)) if not self.store else Path(storage.canonical(args.out))
         self.generation = ""  # on a store: where this command writes (commit.begin)
         self.fresh = args.command in FRESH
-        self.stages: list[Stage] = ([s for s in STAGES if s.name != "dedup" or args.dedup] if args.command == "run"
-                                    else [stage(args.command)])
+        if args.command == "run":
+            self.stages = [stage(n) for n in RUN_STAGES if n != "dedup" or args.dedup]
+        else:
+            self.stages = [stage(n) for n in CHECK_STAGES] if args.command == "check" else [stage(args.command)]
+        self.index = getattr(args, "index", None) or ""  # check, lookup: the index (read in check())
+        self.manifest: Any = None
         self.inputs: list = []
         self.exclude = [os.path.abspath(p) for p in getattr(args, "exclude", None) or []]
         self.stage_inputs: dict[str, Any] = {}
@@ -76,6 +80,9 @@ class Plan:
             if given:
                 raise UserError(f"{', '.join(given)}: options of the dedup stage; add --dedup to run it")
 
+        if self.args.command == "check" and not self.index:
+            raise UserError("check needs --index IDX: the index to check the new documents against "
+                            "(build one with 'webwinnow index INPUT... --out IDX')")
         for path in self.exclude:
             if not os.path.isfile(path):
                 raise UserError(f"--exclude {path}: no such file (give WARC/ARC, HTML or text files)")
@@ -107,17 +114,23 @@ class Plan:
             check_replaceable(self.final, tables=TABLES, protected=protected, force=self.args.force)
             for other in (self.staging, self.trash):
                 check_own_or_absent(other, TABLES)
+            if self.args.command == "check":
+                self._check_index()
         else:
             from .outdir import swap_pending
 
             if not self.final.is_dir() and not swap_pending(self.final):
                 raise UserError(f"{self.final} does not exist or is not a folder: run "
                                 f"'webwinnow run INPUT... --out {self.args.out}' first")
+            metas = _metas(self.final) if self.final.is_dir() else {}
             if getattr(self.args, "downstream", False):
-                self.stages += downstream([s.name for s in self.stages])
+                self.stages += [s for s in downstream([s.name for s in self.stages])
+                                if s.name != "lookup" or metas.get("indexed_documents")]
             if not self.final.is_dir():
                 return  # a swap to finish first (run_stages, under the lock); checked there
-            _check_reads(self.stages[0], self.final, _metas(self.final))
+            _check_reads(self.stages[0], self.final, metas)
+            if any(s.name == "lookup" for s in self.stages):
+                self._check_index(metas)
             if self.stages[0].name != "fingerprint":
                 _stage_config(self.cfg, self.final, self.stages[0])  # the fingerprints' settings are readable
 
@@ -140,6 +153,42 @@ class Plan:
         _check_reads(self.stages[0], self.out_uri, metas)
         if self.stages[0].name != "fingerprint" and not (metas.get("fingerprints") or {}).get("config"):
             raise UserError(f"{self.out_uri}: the fingerprints table has no settings: rerun 'webwinnow run'")
+
+    def _check_index(self, metas: dict | None = None) -> None:
+        """The index a check (or its lookup stage alone) reads: there, readable, made with the
+        settings of the new fingerprints, and not holding the new input files already."""
+        from .config import WinnowConfig
+        from .index.layout import NotAnIndex, Settings, indexed_inputs, read_manifest
+
+        recorded = ((metas or {}).get("indexed_documents") or {}).get("stats", {}).get("index")
+        self.index = self.index or recorded or ""
+        if not self.index:
+            raise UserError("lookup needs --index IDX (this folder records no index)")
+        self.index = storage.canonical(self.index) if storage.is_uri(self.index) else os.path.abspath(self.index)
+        try:
+            self.manifest = read_manifest(self.index)
+        except NotAnIndex as exc:
+            raise UserError(f"--index {exc}") from None
+        if metas is not None and metas.get("fingerprints"):
+            made = WinnowConfig(**metas["fingerprints"]["config"]["winnow"])
+        else:
+            made = self.cfg.winnow
+        settings = self.manifest.settings
+        mine = Settings(k=made.k, w=made.w, robust=made.robust, mod_p=made.mod_p, unit="char", unicode=settings.unicode)
+        from .core.charfold import UNICODE_VERSION
+
+        wrong = settings.mismatch(mine, query_w=True) or (settings.unicode != UNICODE_VERSION and
+                                                           f"Unicode {UNICODE_VERSION} (the index has {settings.unicode})")
+        if wrong:
+            raise UserError(f"--index {self.index}: the new fingerprints would be made with {wrong}: rebuild the "
+                            "index with these settings, or check with the index's")
+        if self.inputs:
+            already = indexed_inputs(self.index, self.manifest).intersection(f.path for f in self.inputs)
+            if already:
+                raise UserError(f"{sorted(already)[0]} is already in the index {self.index} ({len(already)} input "
+                                "files are): checking a crawl against itself pairs every page with itself; "
+                                "leave them out")
+        self.stage_inputs["lookup"] = {"index": self.index, **self.manifest.identity()}
 
     @property
     def staging(self) -> Path:
@@ -217,6 +266,8 @@ def _run_one(s: Stage, spark, cfg: RunConfig, out: Path | str, plan: Plan, progr
 
         excluded = exclusion_hashes(plan.exclude, cfg.winnow.k, cfg.extract) if plan.exclude else None
         return module.run(spark, cfg, str(out), excluded)
+    if s.name == "lookup":
+        return module.run(spark, cfg, str(out), plan.index, plan.manifest)
     return module.run(spark, cfg, str(out))
 
 
@@ -439,6 +490,7 @@ def _run_in(plan: Plan, out: Path | str, console: Console, prepare=None) -> dict
             scfg = _stage_config(cfg, out, s)
             summary["config"] = scfg.to_dict()
             reads = {t: (metas.get(t) or {}).get("recipe") for t in s.reads}
+            reads.update({t: r for t in s.follows if (r := (metas.get(t) or {}).get("recipe"))})
             expected = recipe(s, scfg, reads, plan.stage_inputs.get(s.name))
             if plan.fresh and plan.args.resume and None not in reads.values() and all(
                     (metas.get(t) or {}).get("recipe") == expected for t in s.writes):
@@ -512,6 +564,14 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
     """Run the command line argv; returns the exit status. capture: send the process's stdout and
     stderr (the JVM's, the workers') to OUT/run.log; only when webwinnow is the whole process."""
     args = _parser().parse_args(argv)
+    if args.command == "index":
+        from .index.command import command as index_command
+
+        talk = Console(quiet=args.quiet, verbose=args.verbose)
+        try:
+            return index_command(args, talk)
+        finally:
+            talk.close()
     if args.command == "paper-tables":
         from .papertables import command
 
@@ -559,6 +619,8 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
     try:
         try:
             cfg = resolve_config(args)
+            if args.command == "check" and args.index:
+                cfg = _check_config(cfg, args.index)
         except ValueError as exc:  # the config's own checks: a bad value given by the user
             raise UserError(str(exc)) from None
         plan = Plan(args, cfg)
@@ -589,6 +651,23 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
             if kept:
                 console.error(f"removed the unfinished run's tables to free the space; kept {kept} in {plan.staging}")
         return failure.exit_code
+
+
+def _check_config(cfg: RunConfig, index: str) -> RunConfig:
+    """A check fingerprints the new documents as the index was made (with check.query_w, a
+    larger window: its fingerprints are then a subset of the index's)."""
+    from .config import WinnowConfig
+    from .index.layout import NotAnIndex, read_manifest
+
+    try:
+        settings = read_manifest(index).settings
+    except NotAnIndex as exc:
+        raise UserError(f"--index {exc}") from None
+    if cfg.check.query_w and (cfg.check.query_w < settings.w or settings.mod_p):
+        raise UserError(f"--query-w {cfg.check.query_w}: a query window must be at least the index's w "
+                        f"({settings.w}){' and the index must be winnowed, not 0 mod p' if settings.mod_p else ''}")
+    return replace(cfg, winnow=WinnowConfig(k=settings.k, w=cfg.check.query_w or settings.w, robust=settings.robust,
+                                            mod_p=settings.mod_p))
 
 
 def entry() -> None:

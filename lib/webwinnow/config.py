@@ -119,6 +119,20 @@ class DedupConfig:
 
 
 @dataclass(frozen=True)
+class CheckConfig:
+    """`webwinnow check`: new documents against an index."""
+
+    self_pairs: bool = False  # also pair the new documents with each other
+    query_w: int = 0  # fingerprint the new documents with this larger window (guarantee query_w + k - 1); 0 = the index's
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.self_pairs, bool):
+            raise ValueError(f"check.self_pairs must be true or false, got {self.self_pairs!r}")
+        if not isinstance(self.query_w, int) or isinstance(self.query_w, bool) or not 0 <= self.query_w < 2**31:
+            raise ValueError(f"check.query_w must be an integer >= 0, got {self.query_w!r}")
+
+
+@dataclass(frozen=True)
 class SparkConfig:
     master: str = ""  # "": spark-submit's --master, else local[*] (run directly)
     app_name: str = "webwinnow"
@@ -133,6 +147,7 @@ class RunConfig:
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     pairs: PairsConfig = field(default_factory=PairsConfig)
     dedup: DedupConfig = field(default_factory=DedupConfig)
+    check: CheckConfig = field(default_factory=CheckConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
 
     def to_dict(self) -> dict[str, Any]:
@@ -148,7 +163,7 @@ class RunConfig:
 
 
 _SECTIONS = {"winnow": WinnowConfig, "extract": ExtractConfig, "pairs": PairsConfig, "dedup": DedupConfig,
-             "spark": SparkConfig}
+             "check": CheckConfig, "spark": SparkConfig}
 
 
 def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], source: str) -> None:
@@ -202,5 +217,6 @@ def load_config(files: Sequence[str | Path] = (), overrides: Mapping[str, Mappin
         extract=ExtractConfig(**merged.get("extract", {})),
         pairs=PairsConfig(**merged.get("pairs", {})),
         dedup=DedupConfig(**merged.get("dedup", {})),
+        check=CheckConfig(**merged.get("check", {})),
         spark=SparkConfig(**merged.get("spark", {})),
     )

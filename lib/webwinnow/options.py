@@ -10,6 +10,7 @@ from . import __version__
 from .config import RunConfig, default_config_files, load_config
 from .stages import STAGES
 
+INPUT_HELP = ".warc/.warc.gz/.arc/.arc.gz/.wet files, directories, globs, or a manifest of paths"
 DESCRIPTION = "The `webwinnow` command: check everything that can be checked, then run stages on one Spark session."
 
 
@@ -43,25 +44,30 @@ def _parser() -> argparse.ArgumentParser:
                         help="standard winnowing (rightmost minimum on ties) instead of robust")
     winnow.add_argument("--mod-p", type=int, metavar="P",
                         help="select hashes that are 0 mod P instead of winnowing (the paper's baseline)")
-    pairing = argparse.ArgumentParser(add_help=False)
-    pairing.add_argument("--max-df", type=int, metavar="N",
-                         help="hashes in more than N documents are boilerplate: reported, never paired (default: auto)")
+    cap = argparse.ArgumentParser(add_help=False)
+    cap.add_argument("--max-df", type=int, metavar="N",
+                     help="hashes in more than N documents are boilerplate: reported, never paired (default: auto)")
+    pairing = argparse.ArgumentParser(add_help=False, parents=[cap], conflict_handler="resolve")
     pairing.add_argument("--min-shared", type=int, metavar="N", help="report pairs sharing >= N fingerprint hashes (1)")
     pairing.add_argument("--exclude", nargs="+", default=[], metavar="FILE",
                          help="template/licence text to leave out of pairing: WARC/ARC, HTML or text files")
     clustering = argparse.ArgumentParser(add_help=False)
     clustering.add_argument("--cluster-resemblance", type=float, metavar="R",
                             help="pairs with resemblance >= R join documents into clusters (0.5)")
-    inputs = argparse.ArgumentParser(add_help=False)
-    inputs.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help=".warc/.warc.gz/.arc/.arc.gz/.wet files, directories, globs, or a manifest of paths")
-    inputs.add_argument("--prefix", metavar="DIR",
+    reading = argparse.ArgumentParser(add_help=False)
+    reading.add_argument("--prefix", metavar="DIR",
                         help="resolve a manifest's relative lines against DIR (e.g. a local mirror of Common Crawl's bucket)")
-    inputs.add_argument("--limit", type=int, metavar="N", help="read only the first N input files (in sorted order)")
-    inputs.add_argument("--sample", type=float, metavar="FRACTION",
+    reading.add_argument("--limit", type=int, metavar="N", help="read only the first N input files (in sorted order)")
+    reading.add_argument("--sample", type=float, metavar="FRACTION",
                         help="read about FRACTION of the input files, chosen by a hash of each file name (the same every run)")
-    inputs.add_argument("--max-failed-ratio", type=float, metavar="R",
+    reading.add_argument("--max-failed-ratio", type=float, metavar="R",
                         help="fail the run (exit 3, nothing published) when more than this share of input files fail (0.1)")
+    inputs = argparse.ArgumentParser(add_help=False, parents=[reading])
+    inputs.add_argument("inputs", nargs="+", metavar="INPUT", help=INPUT_HELP)
+    check = argparse.ArgumentParser(add_help=False)
+    check.add_argument("--index", metavar="IDX", help="the fingerprint index to check against (webwinnow index)")
+    check.add_argument("--self", action="store_true", default=None, dest="self_pairs",
+                       help="also pair the new documents with each other")
 
     dedup = argparse.ArgumentParser(add_help=False)
     dedup.add_argument("--strip-template", action="store_true", default=None,
@@ -72,10 +78,30 @@ def _parser() -> argparse.ArgumentParser:
                        help="dedup: keep every member of a near-duplicate cluster (cut their copied passages only)")
 
     groups = {"inputs": inputs, "fresh": fresh, "later": later, "winnow": winnow, "pairing": pairing,
-              "clustering": clustering, "dedup": dedup}
+              "clustering": clustering, "dedup": dedup, "check": check, "cap": cap}
     run = sub.add_parser("run", parents=[inputs, common, fresh, winnow, pairing, clustering, dedup],
                          help="run every stage (dedup too with --dedup)")
     run.add_argument("--dedup", action="store_true", help="also write the deduplicated corpus (the dedup stage)")
+    checking = sub.add_parser("check", parents=[inputs, common, fresh, check, pairing, clustering],
+                              help="new crawl files against an index: pairs new ↔ indexed, passages, report")
+    checking.add_argument("--query-w", type=int, metavar="W",
+                          help="fingerprint the new documents with a larger window W than the index's: "
+                               "faster, and the guarantee becomes W + k - 1")
+    index = sub.add_parser("index", parents=[reading, winnow], help="build, append to or compact a fingerprint index")
+    index.add_argument("inputs", nargs="*", metavar="INPUT", help=INPUT_HELP)
+    where = index.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", metavar="IDX", help="build a new index in IDX")
+    where.add_argument("--index", metavar="IDX", help="the index to --append to or --compact")
+    index.add_argument("--from", dest="from_run", metavar="RUN_DIR",
+                       help="index an existing run's documents and fingerprints instead of reading INPUTs")
+    index.add_argument("--append", action="store_true", help="add the INPUTs (or --from RUN_DIR) to --index IDX as a new segment")
+    index.add_argument("--compact", action="store_true", help="merge the segments of --index IDX into one")
+    index.add_argument("--force", action="store_true", help="replace the index at --out (never anything else)")
+    index.add_argument("--conf", action="append", default=[], metavar="FILE", help="TOML config file (repeatable)")
+    index.add_argument("--master", help="Spark master, e.g. local[*] (default from config)")
+    talk = index.add_mutually_exclusive_group()
+    talk.add_argument("-q", "--quiet", action="store_true", help="print only errors and where the index is")
+    talk.add_argument("-v", "--verbose", action="store_true", help="also show Spark's own output")
     for s in STAGES:
         sub.add_parser(s.name, parents=[common, *(groups[g] for g in s.options)], help=s.help)
     paper = sub.add_parser("paper-tables", help="the paper's density, gap and power-law measurements on a run")
@@ -128,9 +154,10 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
         "min_passage": getattr(args, "min_passage", None),
         "drop_near_duplicates": False if getattr(args, "keep_near_duplicates", False) else None,
     }
+    check = {"self_pairs": getattr(args, "self_pairs", None), "query_w": getattr(args, "query_w", None)}
     spark = {"master": args.master} if getattr(args, "master", None) else {}
     extract = {"max_failed_ratio": getattr(args, "max_failed_ratio", None)}
-    return load_config(files, {"winnow": winnow, "pairs": pairs, "extract": extract, "dedup": dedup, "spark": spark})
+    return load_config(files, {"winnow": winnow, "pairs": pairs, "extract": extract, "dedup": dedup, "check": check, "spark": spark})
 
 
 # -- what a stage is made from ------------------------------------------------------------------

@@ -248,9 +248,17 @@ DEDUPED = pa.schema(
     ]
 )
 
+#: A check's boilerplate: hashes of the new documents or of the indexed documents they are compared
+#: with that are in more than max_df documents of the index and the new input together.
+INDEX_BOILERPLATE = pa.schema([("hash", pa.int64()), ("docs", pa.int64()), ("index_docs", pa.int64()),
+                               ("query_docs", pa.int64())])
+
 TABLE_SCHEMAS = {
     "documents": DOCUMENTS, "ledger": LEDGER, "fingerprints": FINGERPRINTS, "doc_stats": DOC_STATS,
     "hash_freq": HASH_FREQ, "rank_freq": RANK_FREQ, "candidate_pairs": CANDIDATE_PAIRS,
     "pair_seeds": PAIR_SEEDS, "pairs": PAIRS, "template_pairs": TEMPLATE_PAIRS,
     "passages": PASSAGES, "clusters": CLUSTERS, "deduped": DEDUPED,
+    # a check's folder (the lookup stage): the indexed documents the new ones share hashes with
+    "indexed_documents": DOCUMENTS, "indexed_doc_stats": DOC_STATS, "indexed_fingerprints": FINGERPRINTS,
+    "index_boilerplate": INDEX_BOILERPLATE,
 }

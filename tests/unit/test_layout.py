@@ -81,21 +81,23 @@ def test_every_kernel_uses_the_one_set_of_numba_options():
 
 def test_the_readme_stage_table_is_the_stage_table():
     readme = (REPO / "README.md").read_text()
-    rows = re.findall(r"^\| (\w+) \|([^|]+)\|([^|]+)\|([^|]*)\|$", readme, re.M)
-    table = {name: (reads, writes, uses) for name, reads, writes, uses in rows if name in {s.name for s in STAGES}}
+    rows = re.findall(r"^\| (\w+) \|([^|]+)\|([^|]+)\|([^|]*)\|([^|]*)\|$", readme, re.M)
+    table = {name: (reads, writes, uses, follows) for name, reads, writes, uses, follows in rows
+             if name in {s.name for s in STAGES}}
 
     def names(cell: str) -> tuple[str, ...]:
         return tuple(re.findall(r"`(\w+)`", cell))
 
     assert list(table) == [s.name for s in STAGES]
     for s in STAGES:
-        reads, writes, uses = table[s.name]
+        reads, writes, uses, follows = table[s.name]
         assert names(reads) == s.reads and names(writes) == s.writes and names(uses) == s.uses, s.name
+        assert names(follows) == s.follows, s.name
 
 
 def test_the_command_line_and_jobs_offer_every_stage():
     commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert list(commands) == ["run", *(s.name for s in STAGES), "paper-tables", "sample"]
+    assert list(commands) == ["run", "check", "index", *(s.name for s in STAGES), "paper-tables", "sample"]
     for s in STAGES:
         assert commands[s.name].description is None and s.help in _parser().format_help()
     assert sorted(p.name for p in (REPO / "jobs").iterdir() if p.suffix == ".py") == ["submit.py"]

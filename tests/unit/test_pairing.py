@@ -84,3 +84,32 @@ def test_empty_and_bad_input():
         list(partition_seeds(empty, empty, np.empty(0, np.int32), 0))
     with pytest.raises(ValueError):
         hash_runs(np.zeros(2, np.int64), np.zeros(3, np.int64))
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("with_self", [False, True])
+@pytest.mark.parametrize("chunk", [1, 5, 1 << 21])
+def test_cross_seeds_pair_every_indexed_fingerprint_with_every_new_one_and_never_two_indexed(seed, with_self, chunk):
+    from webwinnow.analysis.pairing import cross_seeds
+
+    rng = np.random.default_rng(100 + seed)
+    rows = _fingerprints(rng, 300, 24, 40)
+    new_docs = set(rng.choice(24, 10, replace=False).tolist())
+    rows = sorted(rows, key=lambda r: (r[1], r[0] in new_docs, r[0], r[2]))
+    h, doc, pos = _arrays(rows)
+    new = np.array([r[0] in new_docs for r in rows])
+    got = sorted((a, b, hh, pa, pb) for s in cross_seeds(h, doc, pos, new, with_self, chunk=chunk)
+                 for a, b, hh, pa, pb in zip(s.doc_a.tolist(), s.doc_b.tolist(), s.hash.tolist(), s.pos_a.tolist(),
+                                             s.pos_b.tolist(), strict=True))
+    want = sorted((d1, d2, h1, p1, p2) for d1, h1, p1 in rows for d2, h2, p2 in rows
+                  if h1 == h2 and d1 != d2 and ((d1 not in new_docs and d2 in new_docs)
+                                                or (with_self and d1 in new_docs and d2 in new_docs and d1 < d2)))
+    assert got == want and len(want) > 0
+
+
+def test_cross_seeds_refuse_rows_not_sorted_by_side():
+    from webwinnow.analysis.pairing import cross_seeds
+
+    h = np.array([5, 5], np.int64)
+    with pytest.raises(ValueError, match="sorted"):
+        list(cross_seeds(h, np.array([1, 2], np.int64), np.zeros(2, np.int32), np.array([True, False])))

@@ -120,6 +120,90 @@ def partition_seeds(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarr
         lo = hi
 
 
+@njit(**JIT_OPTIONS)
+def _cross_counts(docs, side, starts, ends, with_self, out):
+    """Seeds per run: (indexed, new) row pairs, and with_self (new, new) pairs of different documents."""
+    for g in range(starts.shape[0]):
+        first_new = starts[g]
+        while first_new < ends[g] and side[first_new] == 0:
+            first_new += 1
+        n = (first_new - starts[g]) * (ends[g] - first_new)
+        if with_self:
+            for i in range(first_new, ends[g]):
+                for j in range(i + 1, ends[g]):
+                    if docs[j] != docs[i]:
+                        n += 1
+        out[g] = n
+
+
+@njit(**JIT_OPTIONS)
+def _fill_cross_seeds(docs, pos, hashes, side, starts, ends, with_self, out_a, out_b, out_h, out_pa, out_pb):
+    """The seeds _cross_counts counts: doc_a the indexed document, doc_b the new one; new-new
+    pairs with doc_a < doc_b."""
+    k = 0
+    for g in range(starts.shape[0]):
+        first_new = starts[g]
+        while first_new < ends[g] and side[first_new] == 0:
+            first_new += 1
+        for i in range(starts[g], first_new):
+            for j in range(first_new, ends[g]):
+                out_a[k] = docs[i]
+                out_b[k] = docs[j]
+                out_h[k] = hashes[i]
+                out_pa[k] = pos[i]
+                out_pb[k] = pos[j]
+                k += 1
+        if with_self:
+            for i in range(first_new, ends[g]):
+                for j in range(i + 1, ends[g]):
+                    if docs[j] != docs[i]:
+                        out_a[k] = docs[i]
+                        out_b[k] = docs[j]
+                        out_h[k] = hashes[i]
+                        out_pa[k] = pos[i]
+                        out_pb[k] = pos[j]
+                        k += 1
+    return k
+
+
+def cross_seeds(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray, new: np.ndarray,
+                with_self: bool = False, chunk: int = SEED_CHUNK) -> Iterator[Seeds]:
+    """Seeds of a check (new documents against indexed ones) from fingerprints sorted by (hash,
+    new, doc_id, pos), boilerplate already removed: for every hash, every indexed fingerprint
+    with every new one (doc_a indexed, doc_b new), and with_self every two new fingerprints of
+    different documents (doc_a < doc_b). Never two indexed ones: the index was compared with
+    itself when it was built, if at all. In chunks of about `chunk` seeds (a hash's never split)."""
+    if not (hashes.shape == doc_ids.shape == positions.shape == new.shape):
+        raise ValueError("hashes, doc_ids, positions and new must have the same length")
+    starts_all = _runs(hashes)
+    starts, ends = starts_all[:-1], starts_all[1:]
+    side = np.ascontiguousarray(new, np.bool_).astype(np.int8)
+    if len(side) and np.any(np.diff(side)[np.diff(hashes) == 0] < 0):
+        raise ValueError("rows must be sorted by (hash, new, doc_id, pos)")
+    doc_ids = np.ascontiguousarray(doc_ids, np.int64)
+    cost = np.zeros(len(starts), np.int64)
+    _cross_counts(doc_ids, side, starts, ends, with_self, cost)
+    keep = np.flatnonzero(cost)
+    if not len(keep):
+        return
+    starts, ends, cost = starts[keep], ends[keep], cost[keep]
+    hashes = np.ascontiguousarray(hashes, np.int64)
+    positions = np.ascontiguousarray(positions, np.int32)
+    cumulative = np.cumsum(cost)
+    lo = 0
+    while lo < len(keep):
+        base = cumulative[lo - 1] if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(cumulative, base + chunk, side="right")))
+        total = int(cumulative[hi - 1] - base)
+        out = Seeds(np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total, np.int64),
+                    np.empty(total, np.int32), np.empty(total, np.int32))
+        filled = _fill_cross_seeds(doc_ids, positions, hashes, side, starts[lo:hi], ends[lo:hi], with_self,
+                                   out.doc_a, out.doc_b, out.hash, out.pos_a, out.pos_b)
+        assert filled == total
+        yield out
+        lo = hi
+
+
 def kept_hash_counts(hashes: np.ndarray, doc_ids: np.ndarray, max_df: int,
                      runs: HashRuns | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per document: its distinct hashes in at most max_df documents, among these sorted rows."""

@@ -24,6 +24,10 @@ from typing import Any
 
 from ..config import RunConfig
 
+#: What the lookup stage writes in a check's folder: the indexed documents the new ones share a
+#: fingerprint below the cap with, their stats and fingerprints, and the boilerplate hashes.
+INDEXED = ("indexed_documents", "indexed_doc_stats", "indexed_fingerprints", "index_boilerplate")
+
 
 def _extract_params(cfg: RunConfig) -> dict[str, Any]:
     # Task grouping changes no row (tests show it), and max_failed_ratio only decides whether
@@ -87,6 +91,12 @@ def _dedup_lines(d: dict, w: dict) -> list[str]:
             f"({d['trimmed_documents']:,} pages trimmed), {d['template_chars_removed']:,} template"]
 
 
+def _lookup_lines(x: dict, w: dict) -> list[str]:
+    return [f"index {x['index']}: {x['index_documents']:,} documents; the new documents' {x['query_hashes']:,} hashes: "
+            f"{x['shared_hashes']:,} in the index below the cap (max_df {x['max_df']}{' auto' if x['max_df_auto'] else ''}), "
+            f"{x['boilerplate_hashes']:,} boilerplate → {x['indexed_documents']:,} indexed documents to compare"]
+
+
 def _report_lines(index: Any, w: dict) -> list[str]:
     return [f"report: {index}"] if isinstance(index, str) else []
 
@@ -105,6 +115,9 @@ class Stage:
     summary: Callable[[Any, dict], list[str]] = field(default=lambda stats, winnow: [])
     #: read when present and current, never required (their content equals a recomputation)
     uses: tuple[str, ...] = ()
+    #: read when present (in a check's folder: the lookup stage's tables), and then part of what
+    #: the stage's tables are made from, like `reads`
+    follows: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -118,15 +131,20 @@ STAGES: tuple[Stage, ...] = (
           ("winnow", "later"), lambda cfg: asdict(cfg.winnow), _fingerprint_lines),
     Stage("hash_freq", "fingerprints → hash_freq, rank_freq, power-law fit", ("fingerprints", "documents"),
           ("hash_freq", "rank_freq"), ("later",), summary=_hash_freq_lines),
+    Stage("lookup", "check: fingerprints + an index → indexed_documents ...", ("fingerprints", "documents"),
+          INDEXED, ("check", "cap", "later"),
+          lambda cfg: {**_pairs_fields("max_df", "pair_budget")(cfg), "self_pairs": cfg.check.self_pairs}, _lookup_lines),
     Stage("pairs", "fingerprints → candidate_pairs, pair_seeds", ("fingerprints", "documents"),
           ("candidate_pairs", "pair_seeds"),
-          ("pairing", "later"), _pairs_fields("max_df", "min_shared", "pair_budget"), _pairs_lines, uses=("hash_freq",)),
+          ("pairing", "later"), _pairs_fields("max_df", "min_shared", "pair_budget"), _pairs_lines, uses=("hash_freq",),
+          follows=("indexed_documents", "indexed_fingerprints", "index_boilerplate")),
     Stage("passages", "pair_seeds → passages, pairs, template_pairs",
           ("pair_seeds", "candidate_pairs", "documents", "doc_stats"), ("pairs", "template_pairs", "passages"),
-          ("later",), _pairs_fields("max_spans", "max_chars", "min_content"), _passages_lines, uses=("hash_freq",)),
+          ("later",), _pairs_fields("max_spans", "max_chars", "min_content"), _passages_lines, uses=("hash_freq",),
+          follows=("indexed_documents", "indexed_doc_stats", "index_boilerplate")),
     Stage("clusters", "pairs + documents → clusters", ("pairs", "documents"),
           ("clusters",), ("clustering", "later"),
-          _pairs_fields("cluster_resemblance"), _clusters_lines),
+          _pairs_fields("cluster_resemblance"), _clusters_lines, follows=("indexed_documents",)),
     Stage("dedup", "pairs + passages + clusters → deduped, deduped_jsonl",
           ("documents", "candidate_pairs", "pairs", "passages", "clusters"), ("deduped", "deduped_jsonl"),
           ("dedup", "later"), lambda cfg: asdict(cfg.dedup), _dedup_lines, uses=("hash_freq",)),
@@ -134,8 +152,11 @@ STAGES: tuple[Stage, ...] = (
           ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "candidate_pairs", "pairs", "template_pairs",
            "passages", "clusters"),
           ("report",), (), _pairs_fields("report_pairs", "report_details", "report_hashes", "report_figure_docs"), _report_lines,
-          uses=("deduped",)),
+          uses=("deduped",), follows=("indexed_documents",)),
 )
+#: What `run` runs by default (dedup with --dedup), and what `check` runs.
+RUN_STAGES = ("extract", "fingerprint", "hash_freq", "pairs", "passages", "clusters", "dedup", "report")
+CHECK_STAGES = ("extract", "fingerprint", "hash_freq", "lookup", "pairs", "passages", "clusters", "report")
 
 BY_NAME = {s.name: s for s in STAGES}
 WRITER = {table: s for s in STAGES for table in s.writes}
@@ -153,7 +174,7 @@ def downstream(names: tuple[str, ...] | list[str]) -> list[Stage]:
     for s in STAGES:
         if s.name in names:
             continue
-        if dirty.intersection(s.reads):
+        if dirty.intersection(s.reads + s.follows):
             out.append(s)
             dirty.update(s.writes)
     return out
@@ -170,6 +191,8 @@ def recipe(s: Stage, cfg: RunConfig, read_recipes: Mapping[str, str | None], inp
         "unicode": UNICODE_VERSION,
         "params": s.params(cfg),
         "reads": {t: read_recipes[t] for t in sorted(s.reads)},
+        # absent from a run's folder: a run's recipes stay what they were
+        **({"follows": follows} if (follows := {t: read_recipes[t] for t in sorted(s.follows) if read_recipes.get(t)}) else {}),
         "inputs": inputs,
     }
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -188,7 +211,8 @@ def stale_tables(meta: dict[str, dict[str, Any] | None]) -> dict[str, str]:
             if record is None:
                 continue
             made_from = record.get("reads", {})
-            for src in s.reads:
+            present = [t for t in s.follows if t in made_from or meta.get(t) is not None]
+            for src in (*s.reads, *present):
                 now = meta.get(src)
                 if src in stale:
                     stale[table] = f"{src} is stale"

@@ -87,3 +87,14 @@ def read_table(spark, out: str, table: str):
     from ..tables import data_location
 
     return spark.read.schema(spark_schema(schemas.TABLE_SCHEMAS[table])).parquet(data_location(out, table))
+
+
+def read_documents(spark, out: str, table: str = "documents"):
+    """documents (or doc_stats), and in a check's folder also the indexed documents (their stats)
+    the new ones are compared with: what pairs name on either side."""
+    from ..tables import table_meta
+
+    frame = read_table(spark, out, table)
+    if table_meta(out, f"indexed_{table}") is not None:
+        frame = frame.unionByName(read_table(spark, out, f"indexed_{table}"))
+    return frame

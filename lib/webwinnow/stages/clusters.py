@@ -22,7 +22,7 @@ from .. import schemas
 from ..analysis.components import components
 from ..config import RunConfig
 from ..tables import write_arrow
-from ._frames import read_table, spark_schema
+from ._frames import read_documents, read_table, spark_schema
 
 KEYED = pa.schema([("doc_id", pa.int64()), ("text_key", pa.int64())])
 
@@ -41,7 +41,7 @@ def keyed_arrow(batches):
 def identical_groups(spark: SparkSession, out: str) -> pa.Table:
     """(doc_id, first, n): every ok document whose normalized text another document has too,
     with the smallest doc_id of that text and how many documents have it."""
-    keyed = (read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
+    keyed = (read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
              .mapInArrow(keyed_arrow, spark_schema(KEYED)))
     groups = (keyed.groupBy("text_key").agg(F.min("doc_id").alias("first"), F.count(F.lit(1)).alias("n"))
               .filter(F.col("n") >= 2))
@@ -58,7 +58,7 @@ def document_times(spark: SparkSession, out: str, doc: np.ndarray) -> list[np.nd
         return [np.zeros(0, np.int64) for _ in SOURCE_BASES]
     ids = spark.createDataFrame(pa.table({"doc_id": doc}).to_pandas())
     columns = [F.unix_micros(F.col(c).try_cast("timestamp")).alias(c) for _, c in SOURCE_BASES]
-    times = (read_table(spark, out, "documents").join(F.broadcast(ids) if len(doc) <= 1_000_000 else ids, "doc_id")
+    times = (read_documents(spark, out).join(F.broadcast(ids) if len(doc) <= 1_000_000 else ids, "doc_id")
              .select("doc_id", *columns).toArrow())
     order = np.argsort(times.column("doc_id").to_numpy())
     at = np.searchsorted(times.column("doc_id").to_numpy()[order], doc)

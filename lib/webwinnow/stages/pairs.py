@@ -25,15 +25,17 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..analysis.boilerplate import auto_max_df
-from ..analysis.pairing import hash_runs, kept_hash_counts, pair_runs, partition_seeds
+from ..analysis.pairing import cross_seeds, hash_runs, kept_hash_counts, pair_runs, partition_seeds
 from ..config import RunConfig
-from ..tables import read_arrow, row_count, table_is_current, table_stats, write_table
-from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema
+from ..tables import read_arrow, read_table_config, row_count, table_is_current, table_meta, table_stats, write_table
+from ._frames import arrow_batch_rows, read_documents, read_table, sorted_chunks, spark_schema
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
 #: hashes below the cap in this partition (doc_b = -1, the count in `hash`).
 SEED_ROWS = pa.schema([("doc_a", pa.int64()), ("doc_b", pa.int64()), ("hash", pa.int64()),
                        ("pos_a", pa.int32()), ("pos_b", pa.int32())])
+#: A check's boilerplate hashes up to this many are broadcast to the fingerprints they leave out.
+BROADCAST_HASHES = 2_000_000
 #: What the pair-run kernel emits: one row per pair with its distinct shared hashes and seeds.
 PAIR_ROWS = pa.schema([
     ("doc_a", pa.int64()), ("doc_b", pa.int64()), pa.field("shared", pa.int64(), nullable=False),
@@ -90,6 +92,30 @@ def seed_arrow(batches, max_df: int):
                                          schema=SEED_ROWS)
 
 
+def cross_seed_arrow(batches, with_self: bool):
+    """SEED_ROWS for (hash, new, doc_id, pos)-sorted batches of a check's fingerprints, the
+    boilerplate removed: indexed × new seeds (with_self: new × new too), and per document its
+    distinct hashes."""
+    for chunk in sorted_chunks(batches, ["hash"]):
+        hashes = chunk.column("hash").to_numpy()
+        docs = chunk.column("doc_id").to_numpy()
+        pos = chunk.column("pos").to_numpy()
+        new = chunk.column("new").to_numpy(zero_copy_only=False)
+        for s in cross_seeds(hashes, docs, pos, new, with_self):
+            yield pa.RecordBatch.from_arrays([pa.array(s.doc_a), pa.array(s.doc_b), pa.array(s.hash),
+                                              pa.array(s.pos_a), pa.array(s.pos_b)], schema=SEED_ROWS)
+        doc, count = kept_hash_counts(hashes, docs, 2**62)
+        n = len(doc)
+        yield pa.RecordBatch.from_arrays([pa.array(doc), pa.array(np.full(n, -1, np.int64)), pa.array(count),
+                                          pa.array(np.zeros(n, np.int32)), pa.array(np.zeros(n, np.int32))],
+                                         schema=SEED_ROWS)
+
+
+def is_check(out: str) -> bool:
+    """Whether out is a check's folder (its lookup stage wrote the indexed documents' tables)."""
+    return table_meta(out, "indexed_fingerprints") is not None
+
+
 def pair_arrow(batches, min_shared: int):
     """PAIR_ROWS for (doc_a, doc_b, pos_a, pos_b)-sorted seed batches of one pair partition."""
     for chunk in sorted_chunks(batches, ["doc_a", "doc_b"]):
@@ -133,21 +159,41 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
     fp = fingerprints_without(spark, out, excluded)
     documents = ok_documents(spark, out)
     counts = None
-    if pcfg.max_df:
-        max_df = pcfg.max_df
-    else:
-        counts = doc_freq_counts(spark, out, fp, excluded)
-        max_df = auto_max_df(documents, counts, pcfg.pair_budget)
+    check = is_check(out)
+    if check:
+        # a check: the lookup stage decided the cap over the index and the new input together
+        looked = read_table_config(out, "indexed_fingerprints")
+        max_df, with_self = int(looked["max_df"]), bool(looked["self_pairs"])
+        indexed = read_table(spark, out, "indexed_fingerprints")
+        if excluded is not None and len(excluded):
+            drop = spark.createDataFrame([(int(h),) for h in excluded], "hash long")
+            indexed = indexed.join(F.broadcast(drop), "hash", "left_anti")
+        boiler = read_table(spark, out, "index_boilerplate").select("hash")
+        if row_count(out, "index_boilerplate") <= BROADCAST_HASHES:
+            boiler = F.broadcast(boiler)
+        fp = (fp.withColumn("new", F.lit(True)).unionByName(indexed.withColumn("new", F.lit(False)))
+              .join(boiler, "hash", "left_anti"))
+        order: tuple[str, ...] = ("hash", "new", "doc_id", "pos")
 
-    def seeds_of(batches):
-        yield from seed_arrow(batches, max_df)
+        def seeds_of(batches):
+            yield from cross_seed_arrow(batches, with_self)
+    else:
+        if pcfg.max_df:
+            max_df = pcfg.max_df
+        else:
+            counts = doc_freq_counts(spark, out, fp, excluded)
+            max_df = auto_max_df(documents, counts, pcfg.pair_budget)
+        order = ("hash", "doc_id", "pos")
+
+        def seeds_of(batches):
+            yield from seed_arrow(batches, max_df)
 
     def pairs_of(batches):
         yield from pair_arrow(batches, pcfg.min_shared)
 
     with arrow_batch_rows(spark):
         emitted = (
-            fp.repartition("hash").sortWithinPartitions("hash", "doc_id", "pos")
+            fp.repartition("hash").sortWithinPartitions(*order)
             .mapInArrow(seeds_of, spark_schema(SEED_ROWS))
             .persist(StorageLevel.MEMORY_AND_DISK)
         )
@@ -162,7 +208,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
                          .groupBy(F.col("doc_a").alias("doc_id")).agg(F.coalesce(F.sum("hash"), F.lit(0)).alias("fp")))
             # crawls hold malformed WARC-Dates ("2008-10-294T05:21:46-0700" among the real files): no time
             times = [F.col(c).try_cast("timestamp").alias(c) for _, c in SOURCE_BASES]
-            info = fp_counts.join(read_table(spark, out, "documents").select("doc_id", "url", *times), "doc_id", "left")
+            info = fp_counts.join(read_documents(spark, out).select("doc_id", "url", *times), "doc_id", "left")
 
             def side(x: str):
                 return info.select(F.col("doc_id").alias(f"doc_{x}"), F.col("fp").alias(f"fp_{x}"),
@@ -179,15 +225,17 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
                 .select(*schemas.CANDIDATE_PAIRS.names)
             )
             meta = {"max_df": max_df, "max_df_auto": not pcfg.max_df,
-                    "excluded_hashes": int(len(excluded) if excluded is not None else 0)}
+                    "excluded_hashes": int(len(excluded) if excluded is not None else 0),
+                    **({"check": True, "self_pairs": with_self} if check else {})}
             write_table(pairs, out, "candidate_pairs", cfg, "pairs", meta)
             write_table(grouped.select("doc_a", "doc_b", "seeds"), out, "pair_seeds", cfg, "pairs", meta)
         finally:
             grouped.unpersist()
             emitted.unpersist()
     unexcluded = counts if excluded is None or not len(excluded) else None
+    boilerplate = row_count(out, "index_boilerplate") if check else boilerplate_count(spark, out, max_df, unexcluded)
     return {**meta, "documents": documents, "candidate_pairs": row_count(out, "candidate_pairs"),
-            "boilerplate_hashes": boilerplate_count(spark, out, max_df, unexcluded)}
+            "boilerplate_hashes": boilerplate}
 
 
 def boilerplate_count(spark: SparkSession, out: str, max_df: int, counts: list[tuple[int, int]] | None) -> int:
@@ -202,8 +250,11 @@ def boilerplate_count(spark: SparkSession, out: str, max_df: int, counts: list[t
 
 
 def boilerplate_hashes(spark: SparkSession, out: str, max_df: int) -> DataFrame:
-    """Hashes in more than max_df documents: from hash_freq when it is current (made from these
+    """Hashes in more than max_df documents: in a check's folder, its index_boilerplate (counted
+    over the index and the new input); from hash_freq when it is current (made from these
     fingerprints), else counted from the fingerprints."""
+    if is_check(out):
+        return read_table(spark, out, "index_boilerplate").select("hash")
     if table_is_current(out, "hash_freq"):
         freq = read_table(spark, out, "hash_freq").select("hash", "docs")
     else:

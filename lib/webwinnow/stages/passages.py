@@ -43,7 +43,7 @@ from ..core.charfold import fold_table
 from ..core.winnowing import _text_buffers, fingerprint_batch
 from ..tables import read_table_config, row_count, write_table
 from ._faults import injected_stages, maybe_fail
-from ._frames import read_table, sorted_chunks, spark_schema
+from ._frames import read_documents, read_table, sorted_chunks, spark_schema
 from .hash_freq import BROADCAST_ROWS
 from .pairs import boilerplate_hashes
 
@@ -248,7 +248,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
             maybe_fail("passages", inject)
             yield grow_arrow(chunk, cfg)
 
-    texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
+    texts = read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
     window_types = spark_schema(WINDOWS)
     seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
 
@@ -336,7 +336,7 @@ def judge_pairs(spark: SparkSession, out: str, found):
         F.count(F.lit(1)).alias("passages"), *(F.max(f"pair_{name}").alias(name) for name in UNION),
         F.max(F.least("content_chars_a", "content_chars_b")).alias("longest_content"))
     counts = ["passages", *UNION, "longest_content"]
-    norm = read_table(spark, out, "doc_stats").select("doc_id", "norm_chars")
+    norm = read_documents(spark, out, "doc_stats").select("doc_id", "norm_chars")
 
     def share(x: str):
         chars = F.col(f"norm_{x}")

@@ -22,7 +22,7 @@ from ..config import RunConfig
 from ..errors import UserError
 from ..htmlreport import ClusterView, HashView, PairView, RunPages, write_report
 from ..tables import read_arrow, table_is_current, table_meta, table_stats
-from ._frames import read_table, url_host
+from ._frames import read_documents, read_table, url_host
 
 STAGE_TABLES = {"hash_freq": "rank_freq", "pairs": "candidate_pairs", "passages": "passages", "clusters": "clusters"}
 
@@ -63,7 +63,7 @@ def _top_pairs(spark: SparkSession, out: str, limit: int, cross_host: bool = Fal
     if cross_host:
         pairs = pairs.filter(~F.coalesce(url_host(F.col("url_a")) == url_host(F.col("url_b")), F.lit(False)))
     total = pairs.count()
-    docs = read_table(spark, out, "documents").select("doc_id", "fetch_time", "warc_file", "warc_offset")
+    docs = read_documents(spark, out).select("doc_id", "fetch_time", "warc_file", "warc_offset")
 
     def side(x: str):
         return docs.select(*(F.col(c).alias(f"{c}_{x}" if c != "doc_id" else f"doc_{x}") for c in docs.columns))
@@ -93,7 +93,7 @@ def _run_pages(spark: SparkSession, out: str, clusters_shown: int = 50, trimmed_
                                                   F.first("source_doc").alias("source_doc"))
                .orderBy(F.desc("size"), "cluster_id").limit(clusters_shown))
     members = (clusters.join(F.broadcast(biggest.select("cluster_id")), "cluster_id")
-               .join(read_table(spark, out, "documents").select("doc_id", "url"), "doc_id").collect())
+               .join(read_documents(spark, out).select("doc_id", "url"), "doc_id").collect())
     urls = {m["doc_id"]: m["url"] for m in members}
     by_cluster: dict[int, list] = defaultdict(list)
     for m in sorted(members, key=lambda m: m["doc_id"]):
@@ -141,7 +141,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
             if p["capped"]:
                 capped.add((p["doc_a"], p["doc_b"]))
         ids = spark.createDataFrame([(d,) for d in {x for r in detail for x in (r["doc_a"], r["doc_b"])}], "doc_id long")
-        for d in read_table(spark, out, "documents").join(F.broadcast(ids), "doc_id").select("doc_id", "text").collect():
+        for d in read_documents(spark, out).join(F.broadcast(ids), "doc_id").select("doc_id", "text").collect():
             texts[d["doc_id"]] = d["text"]
 
     def views(rows: list) -> list[PairView]:
