@@ -129,6 +129,9 @@ class Plan:
             if not self.final.is_dir():
                 return  # a swap to finish first (run_stages, under the lock); checked there
             _check_reads(self.stages[0], self.final, metas)
+            if self.stages[0].name == "dedup" and metas.get("indexed_documents"):
+                raise UserError(f"{self.final} is a check's folder (new documents against an index): dedup works on "
+                                "a run's; run 'webwinnow run --dedup' over the crawl, or use the contamination table")
             if any(s.name == "lookup" for s in self.stages):
                 self._check_index(metas)
             if self.stages[0].name != "fingerprint":

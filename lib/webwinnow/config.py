@@ -61,11 +61,16 @@ class ExtractConfig:
     task_bytes: int = 256 * MiB  # input bytes per Spark task (whole files, never split)
     max_files_per_task: int = 64
     max_failed_ratio: float = 0.1  # more failed input files than this share: the run fails, nothing published
+    text_column: str = "text"  # items (JSONL, Parquet inputs): the column holding each item's text
+    id_column: str = "id"  # ... and the one naming it (absent: the row number)
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "max_failed_ratio":
+            if f.name in ("text_column", "id_column"):
+                if not isinstance(value, str) or not value:
+                    raise ValueError(f"extract.{f.name} must be a column name, got {value!r}")
+            elif f.name == "max_failed_ratio":
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                     raise ValueError(f"extract.max_failed_ratio must be within [0, 1], got {value!r}")
             elif not isinstance(value, int) or isinstance(value, bool) or not 1 <= value < 2**63:

@@ -62,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="read about FRACTION of the input files, chosen by a hash of each file name (the same every run)")
     reading.add_argument("--max-failed-ratio", type=float, metavar="R",
                         help="fail the run (exit 3, nothing published) when more than this share of input files fail (0.1)")
+    reading.add_argument("--text-column", metavar="NAME",
+                         help="items given as .jsonl/.parquet (a benchmark): the column with each item's text (text)")
+    reading.add_argument("--id-column", metavar="NAME", help="... and the column naming each item (id)")
     inputs = argparse.ArgumentParser(add_help=False, parents=[reading])
     inputs.add_argument("inputs", nargs="+", metavar="INPUT", help=INPUT_HELP)
     check = argparse.ArgumentParser(add_help=False)
@@ -156,7 +159,8 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
     }
     check = {"self_pairs": getattr(args, "self_pairs", None), "query_w": getattr(args, "query_w", None)}
     spark = {"master": args.master} if getattr(args, "master", None) else {}
-    extract = {"max_failed_ratio": getattr(args, "max_failed_ratio", None)}
+    extract = {"max_failed_ratio": getattr(args, "max_failed_ratio", None),
+               "text_column": getattr(args, "text_column", None), "id_column": getattr(args, "id_column", None)}
     return load_config(files, {"winnow": winnow, "pairs": pairs, "extract": extract, "dedup": dedup, "check": check, "spark": spark})
 
 

@@ -212,3 +212,44 @@ def test_misuse_is_refused_before_anything_is_written(tmp_path, sample_dir, samp
     _refused(["index", "--append", new, "--out", idx], capsys, "--index IDX")
     _refused(["index", "--out", str(tmp_path / "i3")], capsys, "INPUT")
     assert not (tmp_path / "i2").exists() and not (tmp_path / "i3").exists()
+
+
+def test_a_benchmark_is_checked_item_by_item_and_rewrapped_copies_are_found(tmp_path, sample_dir, index_at_once):
+    import random
+    import textwrap
+
+    planted = json.loads((sample_dir / "planted.json").read_text())
+    copied = [c for c in planted["copies"] if c["kind"] == "passage" and c["src_file"] in INDEXED_FILES
+              and c["normalized_length"] >= 149][:6]
+    rng = random.Random(7)
+    items = []
+    for i, c in enumerate(copied):  # re-wrapped: other line breaks, doubled spaces, tabs, upper case
+        text = textwrap.fill(c["text"], width=23 + 5 * i).replace(" ", "  ").replace("\n", " \t\n ")
+        items.append({"qid": f"copied-{i}", "question": text.upper() if i % 2 else text, "src_url": c["src_url"]})
+    words = sorted({w for c in planted["copies"] if c.get("text") for w in c["text"].split()})
+    for i in range(4):  # the crawl's words in a new order: nothing of t characters is shared
+        items.append({"qid": f"fresh-{i}", "question": " ".join(rng.choice(words) for _ in range(80))})
+    bench = tmp_path / "bench.jsonl"
+    lines = [json.dumps(x) for x in items] + ["not json", json.dumps({"qid": "no-text"})]
+    bench.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "decon"
+    assert main(["check", str(bench), "--index", str(index_at_once), "--out", str(out), "--text-column", "question",
+                 "--id-column", "qid", "--conf", str(CONF), "--conf", str(QUICK), "-q"]) == 0
+    rows = {r["item_id"]: r for r in _rows(out, "contamination")}
+    assert sorted(rows) == sorted(x["qid"] for x in items)
+    indexed = {r["doc_id"]: r for r in _rows(out, "indexed_documents")}
+    for x in items:
+        r = rows[x["qid"]]
+        assert r["warc_file"] == str(bench) and r["url"] == x["qid"]
+        if x["qid"].startswith("fresh"):
+            assert r["indexed_documents"] == 0 and r["covered_chars"] == 0, r
+            continue
+        assert x["src_url"] in {m["url"] for m in r["matches"]}, x
+        assert r["covered_chars"] == r["norm_chars"] and r["covered_share"] == 1.0, x
+        for s in r["spans"]:  # exact on both sides
+            mine = webwinnow.normalize(x["question"][s["start"]:s["end"]])[0]
+            theirs = webwinnow.normalize(indexed[s["doc_id"]]["text"][s["start_indexed"]:s["end_indexed"]])[0]
+            assert mine == theirs and len(mine) == s["length"] >= 50
+    ledger = [r for r in _rows(out, "ledger") if r["kind"] == "record"]
+    assert sorted((r["offset"], r["reason"]) for r in ledger) == [(len(items), "bad_item"), (len(items) + 1, "bad_item")]
+    assert "--text-column" in next(r["detail"] for r in ledger if r["offset"] == len(items) + 1)

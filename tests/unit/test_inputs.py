@@ -48,12 +48,22 @@ def test_missing_inputs_are_refused_before_any_work(crawl):
         list_inputs([str(manifest)])
 
 
-@pytest.mark.parametrize("text", ["just some notes\n", "a/1.warc.gz\nnot a path\n", "", "a/1.warc.gz.bak\n"])
+@pytest.mark.parametrize("text", ["a/1.warc.gz\nnot a path\n", "", "a/1.warc.gz.bak\n"])
 def test_a_text_file_is_a_manifest_only_when_every_line_names_a_crawl_file(crawl, text):
     notes = crawl / "notes.txt"
     notes.write_text(text)
     with pytest.raises(UserError, match=r"notes\.txt is neither a crawl file .* nor a manifest"):
         list_inputs([str(notes)])
+
+
+def test_a_text_file_that_names_no_crawl_file_is_one_item(crawl):
+    notes = crawl / "question.txt"
+    notes.write_text("just some text\nto check against an index\n")
+    assert [f.path for f in list_inputs([str(notes)])] == [str(notes)]
+    other = crawl / "notes.doc"
+    other.write_text("just some notes\n")
+    with pytest.raises(UserError, match=r"notes\.doc is neither a crawl file"):
+        list_inputs([str(other)])
 
 
 def test_unknown_stores_and_odd_inputs_are_refused(crawl):

@@ -138,7 +138,7 @@ def test_something_in_the_way_of_the_incomplete_folder(tmp_path, crawl_file, cap
         (["run", "{crawl}", "--out", "{out}", "--w", str(2**40)], "w (the window) must be an integer >= 1 and <= 2147483647"),
         (["run", "{crawl}", "--out", "{out}", "--mod-p", str(2**70)], "winnow.mod_p must be an integer"),
         (["run", "{crawl}", "--out", "{out}", "--max-df", str(2**70)], "pairs.max_df must be an integer"),
-        (["run", "{notes}", "--out", "{out}"], "is neither a crawl file"),
+        (["run", "{doc}", "--out", "{out}"], "is neither a crawl file"),
         (["run", "{crawl}", "--out", "{notes}/sub/out"], "notes.txt is a file, not a folder"),
         (["run", "{crawl}", "--out", "/proc/webwinnow-out"], "cannot write in /proc"),
         (["pairs", "--out", "{tmp}"], "fingerprints is missing or incomplete: run 'webwinnow fingerprint"),
@@ -149,7 +149,8 @@ def test_something_in_the_way_of_the_incomplete_folder(tmp_path, crawl_file, cap
 )
 def test_fails_fast_with_one_line(tmp_path, crawl_file, capsys, no_spark, argv, needle):
     (tmp_path / "notes.txt").write_text("shopping list\neggs\n")
-    values = {"missing": str(tmp_path / "gone.warc.gz"), "out": str(tmp_path / "out"), "crawl": str(crawl_file),
+    (tmp_path / "notes.doc").write_text("shopping list\neggs\n")
+    values = {"doc": str(tmp_path / "notes.doc"), "missing": str(tmp_path / "gone.warc.gz"), "out": str(tmp_path / "out"), "crawl": str(crawl_file),
               "notes": str(tmp_path / "notes.txt"), "tmp": str(tmp_path)}
     before = _tree(tmp_path)
     _refused([a.format(**values) for a in argv], capsys, needle)

@@ -41,6 +41,27 @@ def is_crawl_file(name: str) -> bool:
     return name.lower().endswith(CRAWL_SUFFIXES)
 
 
+def _is_input(name: str) -> bool:
+    """A crawl file, or a file of items (webwinnow.crawl.items: JSONL, Parquet, text)."""
+    from .items import is_item_file
+
+    return is_crawl_file(name) or is_item_file(name)
+
+
+def _chosen(entries: list[storage.Entry]) -> list[storage.Entry]:
+    """The crawl files among a folder's or a glob's files, or, when there is none, its item
+    files (a folder of crawl files with a README.txt beside them: the crawl files only)."""
+    crawl = [e for e in entries if is_crawl_file(storage.basename(e.name))]
+    return crawl or [e for e in entries if _is_input(storage.basename(e.name))]
+
+
+def _names_crawl_files(name: str) -> bool:
+    """Whether a text file names crawl files on some line: a manifest with a bad line is refused,
+    never read as one text item."""
+    head = storage.read_head(name, _MANIFEST_MAX).decode("utf-8", "replace").lower()
+    return any(suffix in head for suffix in (".warc", ".arc", ".wet", ".wat"))
+
+
 def is_wet(name: str) -> bool:
     """Common Crawl's extracted-text files: their conversion records are the pages' text."""
     return name.lower().endswith(WET_SUFFIXES)
@@ -79,7 +100,7 @@ def _expand(spec: str, prefix: str | None = None) -> list[tuple[str, str, storag
     manifest lines are not checked yet (a sample or limit keeps only some of them)."""
     if storage.has_glob(spec):
         try:
-            found = [e for e in storage.glob(spec) if is_crawl_file(e.name)]
+            found = _chosen(storage.glob(spec))
         except storage.StorageError as exc:
             raise UserError(f"input {exc}") from None
         if not found:
@@ -90,7 +111,7 @@ def _expand(spec: str, prefix: str | None = None) -> list[tuple[str, str, storag
         return [(storage.canonical(spec), "", None)]
     if entry.is_dir:
         try:
-            found = [e for e in storage.walk(spec) if not e.is_dir and is_crawl_file(storage.basename(e.name))]
+            found = _chosen([e for e in storage.walk(spec) if not e.is_dir])
         except storage.StorageError as exc:
             raise UserError(f"input {exc}") from None
         if not found:
@@ -102,8 +123,13 @@ def _expand(spec: str, prefix: str | None = None) -> list[tuple[str, str, storag
         return [(entry.name, "", entry)]
     lines = _manifest_lines(entry.name)
     if lines is None:
-        raise UserError(f"input {spec} is neither a crawl file (.warc, .warc.gz, .arc, .arc.gz, .wet, .wet.gz) "
-                        "nor a manifest (a text file whose every line is the path of one)")
+        from .items import is_item_file
+
+        if is_item_file(storage.basename(spec)) and entry.size > 0 and not _names_crawl_files(entry.name):
+            return [(entry.name, "", entry)]
+        raise UserError(f"input {spec} is neither a crawl file (.warc, .warc.gz, .arc, .arc.gz, .wet, .wet.gz), "
+                        "a file of items (.jsonl, .jsonl.gz, .parquet, .txt) nor a manifest (a text file whose "
+                        "every line is the path of one)")
     base = prefix or storage.parent(entry.name)
     return [(storage.join(base, line), spec, None) for line in lines]
 

@@ -97,6 +97,12 @@ def _lookup_lines(x: dict, w: dict) -> list[str]:
             f"{x['boilerplate_hashes']:,} boilerplate → {x['indexed_documents']:,} indexed documents to compare"]
 
 
+def _contamination_lines(c: dict, w: dict) -> list[str]:
+    return [f"{c['contaminated']:,} of {c['documents']:,} new documents share a passage with the index "
+            f"({c['half_covered']:,} at least half covered, {c['covered']:,} wholly); every shared passage of "
+            f"t = {c['t']} normalized characters outside template is found"]
+
+
 def _report_lines(index: Any, w: dict) -> list[str]:
     return [f"report: {index}"] if isinstance(index, str) else []
 
@@ -145,6 +151,9 @@ STAGES: tuple[Stage, ...] = (
     Stage("clusters", "pairs + documents → clusters", ("pairs", "documents"),
           ("clusters",), ("clustering", "later"),
           _pairs_fields("cluster_resemblance"), _clusters_lines, follows=("indexed_documents",)),
+    Stage("contamination", "check: pairs + passages → contamination",
+          ("passages", "pairs", "documents", "doc_stats", "indexed_documents"), ("contamination",), ("later",),
+          summary=_contamination_lines),
     Stage("dedup", "pairs + passages + clusters → deduped, deduped_jsonl",
           ("documents", "candidate_pairs", "pairs", "passages", "clusters"), ("deduped", "deduped_jsonl"),
           ("dedup", "later"), lambda cfg: asdict(cfg.dedup), _dedup_lines, uses=("hash_freq",)),
@@ -156,7 +165,8 @@ STAGES: tuple[Stage, ...] = (
 )
 #: What `run` runs by default (dedup with --dedup), and what `check` runs.
 RUN_STAGES = ("extract", "fingerprint", "hash_freq", "pairs", "passages", "clusters", "dedup", "report")
-CHECK_STAGES = ("extract", "fingerprint", "hash_freq", "lookup", "pairs", "passages", "clusters", "report")
+CHECK_STAGES = ("extract", "fingerprint", "hash_freq", "lookup", "pairs", "passages", "clusters", "contamination",
+                "report")
 
 BY_NAME = {s.name: s for s in STAGES}
 WRITER = {table: s for s in STAGES for table in s.writes}

@@ -15,7 +15,8 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..config import RunConfig
-from ..crawl.inputs import InputFile, group_inputs
+from ..crawl.inputs import InputFile, group_inputs, is_crawl_file
+from ..crawl.items import is_item_file, item_rows
 from ..crawl.records import file_rows, rows_to_batches
 from ..errors import TooManyFailures
 from ..tables import write_table
@@ -53,7 +54,9 @@ def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, p
             maybe_fail("extract", inject)
             for paths, sizes in zip(batch.column("paths").to_pylist(), batch.column("sizes").to_pylist()):
                 for path, size in zip(paths, sizes):
-                    yield from rows_to_batches(_counted(file_rows(path, extract_cfg), size, bytes_acc, records_acc))
+                    rows = (item_rows(path, extract_cfg.text_column, extract_cfg.id_column, extract_cfg.max_decoded_bytes)
+                            if is_item_file(path) and not is_crawl_file(path) else file_rows(path, extract_cfg))
+                    yield from rows_to_batches(_counted(rows, size, bytes_acc, records_acc))
 
     return task_list(spark, groups).mapInArrow(read_groups, spark_schema(schemas.EXTRACT_ROWS)), len(groups)
 
