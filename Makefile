@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_pipeline.py --set $(BENCH_SET)
 	$(PY) bench/bench_peers.py --set $(BENCH_SET)
 	$(PY) bench/bench_scaling.py
+	$(PY) bench/bench_index.py --set $(BENCH_SET)
 
 sample: $(SAMPLE)/planted.json
 

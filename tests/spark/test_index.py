@@ -178,7 +178,8 @@ def test_a_larger_query_window_finds_the_copies_of_its_own_guarantee(tmp_path, s
               {r["doc_id"] for r in _rows(check_self, "indexed_documents")}]
     spans = {(p["doc_a"], p["doc_b"], p["start_a"], p["end_a"], p["start_b"], p["end_b"]) for p in _rows(out, "passages")}
     # the guarantee: a shared passage of w_query + k - 1 characters, none of them template
-    covered = [p for p in narrow if min(p["content_chars_a"], p["content_chars_b"]) >= 200 + 50 - 1]
+    covered = [p for p in narrow if p["length"] >= 200 + 50 - 1 and p["content_chars_a"] == p["length"]
+               == p["content_chars_b"]]
     missing = [p for p in covered if (p["doc_a"], p["doc_b"]) not in wide]
     assert len(covered) >= 5 and not missing, missing
     # every passage of the guarantee's length is grown to the same exact span

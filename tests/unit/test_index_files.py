@@ -66,8 +66,21 @@ def test_text_row_groups_are_cut_by_bytes(tmp_path):
     rows = pa.table({"doc_id": np.arange(40, dtype=np.int64), "text": ["x" * 1000] * 40}, schema=schema)
     writer = BucketWriter("documents", schema, "doc_id", str(tmp_path), lambda b: "d.parquet", text_column="text",
                           group_bytes=4000)
-    writer.write(rows, np.zeros(40, np.int32))
+    for start in range(0, 40, 7):  # in batches of any size: groups of the size asked for
+        writer.write(rows.slice(start, 7), np.zeros(min(7, 40 - start), np.int32))
     assert writer.finish().column("rows").to_pylist() == [4] * 10
+
+
+def test_groups_are_whole_whatever_the_batches(tmp_path):
+    hashes = np.arange(1000, dtype=np.int64)
+    rows = pa.table({"hash": hashes, "doc_id": hashes}, schema=SCHEMA)
+    writer = BucketWriter("fingerprints", SCHEMA, "hash", str(tmp_path), lambda b: f"f/{b}.parquet", group_rows=64)
+    buckets = (hashes >= 600).astype(np.int32)
+    for start in range(0, 1000, 37):
+        writer.write(rows.slice(start, 37), buckets[start:start + 37])
+    directory = writer.finish()
+    assert directory.column("rows").to_pylist() == [64] * 9 + [24] + [64] * 6 + [16]
+    assert pq.read_table(tmp_path / "f/0.parquet").column("hash").to_pylist() == list(range(600))
 
 
 def test_contains():

@@ -25,10 +25,12 @@ DIRECTORY = pa.schema([("table", pa.string()), ("bucket", pa.int32()), ("file", 
                        ("row_group", pa.int32()), ("lo", pa.int64()), ("hi", pa.int64()), ("rows", pa.int64()),
                        ("bytes", pa.int64())])
 #: Rows per row group of the hash-keyed files: a query reads a whole group for each key it has
-#: in it, so smaller groups read less (8,192 fingerprints are about 100 KB on disk).
-GROUP_ROWS = 8192
-#: Text bytes per row group of the documents files.
-GROUP_TEXT_BYTES = 1 << 20
+#: in it, so smaller groups read less (4,096 fingerprints are about 40 KB on disk); many more
+#: groups cost directory rows and one read each.
+GROUP_ROWS = 4096
+#: Text bytes per row group of the documents files (a few pages each: a check reads the
+#: groups of the documents it matched).
+GROUP_TEXT_BYTES = 256 << 10
 
 
 def bucket_of(keys: np.ndarray, bits: int, key_bits: int = 64) -> np.ndarray:
@@ -61,6 +63,7 @@ class BucketWriter:
         self.group_rows, self.text_column, self.group_bytes = group_rows, text_column, group_bytes
         self.directory: dict[str, list] = {f.name: [] for f in DIRECTORY}
         self._open: _Open | None = None
+        self._pending: list[pa.Table] = []  # rows of the open bucket not yet in a whole group
         self.written: list[str] = []
 
     def write(self, rows: pa.Table, buckets: np.ndarray) -> None:
@@ -83,14 +86,24 @@ class BucketWriter:
             self._open = _Open(bucket, name, pq.ParquetWriter(path, self.schema, filesystem=fs, compression="zstd",
                                                               write_statistics=[self.key]))
             self.written.append(name)
-        for group in self._groups(rows):
-            keys = group.column(self.key)
-            self._open.writer.write_table(group, row_group_size=group.num_rows)
-            for col, value in (("table", self.table), ("bucket", bucket), ("file", self._open.name),
-                               ("row_group", self._open.groups), ("lo", keys[0].as_py()), ("hi", keys[-1].as_py()),
-                               ("rows", group.num_rows), ("bytes", group.nbytes)):
-                self.directory[col].append(value)
-            self._open.groups += 1
+        # rows come in Spark's Arrow batches: held until a whole group is there, so groups have
+        # the size asked for whatever the batches' size
+        self._pending.append(rows)
+        held = pa.concat_tables(self._pending)
+        groups = list(self._groups(held))
+        for group in groups[:-1]:
+            self._write_group(group)
+        self._pending = [groups[-1]] if groups else []
+
+    def _write_group(self, group: pa.Table) -> None:
+        assert self._open is not None
+        keys = group.column(self.key)
+        self._open.writer.write_table(group, row_group_size=group.num_rows)
+        for col, value in (("table", self.table), ("bucket", self._open.bucket), ("file", self._open.name),
+                           ("row_group", self._open.groups), ("lo", keys[0].as_py()), ("hi", keys[-1].as_py()),
+                           ("rows", group.num_rows), ("bytes", group.nbytes)):
+            self.directory[col].append(value)
+        self._open.groups += 1
 
     def _groups(self, rows: pa.Table) -> Iterator[pa.Table]:
         if self.text_column is None:
@@ -110,6 +123,10 @@ class BucketWriter:
 
     def _close(self) -> None:
         if self._open is not None:
+            for group in self._pending:
+                if group.num_rows:
+                    self._write_group(group)
+            self._pending = []
             self._open.writer.close()
             self._open = None
 

@@ -134,9 +134,10 @@ def index_frame(spark: SparkSession, idx: str, manifest: Manifest, table: str) -
 
 
 def lookup(spark: SparkSession, idx: str, manifest: Manifest, table: str, keys: np.ndarray,
-           columns: list[str] | None = None) -> DataFrame:
+           columns: list[str] | None = None, reads: dict | None = None) -> DataFrame:
     """The rows of the index's `table` whose key is one of `keys` (sorted, distinct): only the row
-    groups whose key range holds one of them are read."""
+    groups whose key range holds one of them are read. reads: gets what is read, per table
+    (row groups and their uncompressed bytes, of how many)."""
     from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
 
     key = layout.KEYS[table]
@@ -146,6 +147,13 @@ def lookup(spark: SparkSession, idx: str, manifest: Manifest, table: str, keys: 
     directory = read_directory([layout.directory_file(idx, s) for s in manifest.segment_ids])
     directory = directory.filter(pa.compute.equal(directory.column("table"), table))
     plan = plan_reads(directory, keys)
+    if reads is not None:  # what the lookup reads of the table, against all of it
+        chosen = {(name, g) for name, groups in plan for g in groups}
+        hit = [(n, g) in chosen for n, g in zip(directory.column("file").to_pylist(),
+                                                 directory.column("row_group").to_pylist(), strict=True)]
+        size = directory.column("bytes").to_numpy()
+        reads[table] = {"keys": int(len(keys)), "row_groups": int(sum(hit)), "row_groups_total": directory.num_rows,
+                        "bytes": int(size[np.array(hit, bool)].sum()) if hit else 0, "bytes_total": int(size.sum())}
     if not plan:
         return spark.createDataFrame([], spark_schema(out_schema))
     shared = spark.sparkContext.broadcast(keys)
@@ -163,14 +171,14 @@ def lookup(spark: SparkSession, idx: str, manifest: Manifest, table: str, keys: 
 
 
 def lookup_keys(spark: SparkSession, idx: str, manifest: Manifest, table: str, keys: DataFrame,
-                columns: list[str] | None = None) -> DataFrame:
+                columns: list[str] | None = None, reads: dict | None = None) -> DataFrame:
     """lookup() for keys given as a one-column DataFrame: broadcast when they are few, else a join
     with the whole table (a query as large as the index reads most of it anyway)."""
     name = keys.columns[0]
     count = keys.count()
     if count <= BROADCAST_KEYS:
         values = np.unique(np.array([r[0] for r in keys.collect()], dtype=np.int64))
-        return lookup(spark, idx, manifest, table, values, columns)
+        return lookup(spark, idx, manifest, table, values, columns, reads)
     key = layout.KEYS[table]
     frame = index_frame(spark, idx, manifest, table)
     if columns:

@@ -44,19 +44,23 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, idx: str, manifest: Manif
                                              cfg.pairs.pair_budget)
     new = read_table(spark, out, "fingerprints")
     held = []
+    reads: dict = {}  # what each lookup read of the index
+    second: dict = {}
     try:
         query = new.groupBy("hash").agg(F.countDistinct("doc_id").alias("query_docs")).persist(StorageLevel.MEMORY_AND_DISK)
         held.append(query)
-        in_index = (_indexing.lookup_keys(spark, idx, manifest, "hash_df", query.select("hash"))
+        in_index = (_indexing.lookup_keys(spark, idx, manifest, "hash_df", query.select("hash"), reads=reads)
                     .groupBy("hash").agg(F.sum("docs").alias("index_docs")))
         freq = (query.join(in_index, "hash", "left").fillna(0, subset=["index_docs"])
                 .withColumn("docs", F.col("index_docs") + F.col("query_docs"))
                 .persist(StorageLevel.MEMORY_AND_DISK))
         held.append(freq)
         shared = freq.filter((F.col("index_docs") > 0) & (F.col("docs") <= max_df)).select("hash")
-        matched = (_indexing.lookup_keys(spark, idx, manifest, "fingerprints", shared, ["hash", "doc_id"])
+        matched = (_indexing.lookup_keys(spark, idx, manifest, "fingerprints", shared, ["hash", "doc_id"], reads=reads)
                    .select("doc_id").distinct())
-        found = _indexing.lookup_keys(spark, idx, manifest, "documents", matched)
+        found = (_indexing.lookup_keys(spark, idx, manifest, "documents", matched, reads=reads)
+                 .persist(StorageLevel.MEMORY_AND_DISK))  # two tables from one read of the texts
+        held.append(found)
         meta = {"index": idx, "max_df": max_df, "max_df_auto": not cfg.pairs.max_df,
                 "self_pairs": cfg.check.self_pairs, **manifest.identity()}
         write_table(found.select(*schemas.DOCUMENTS.names), out, "indexed_documents", cfg, "lookup", meta)
@@ -73,7 +77,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, idx: str, manifest: Manif
         _check_same_fingerprints(spark, out)
         theirs = (read_table(spark, out, "indexed_fingerprints").select("hash").distinct()
                   .join(freq.select("hash"), "hash", "left_anti"))
-        their_freq = (_indexing.lookup_keys(spark, idx, manifest, "hash_df", theirs)
+        their_freq = (_indexing.lookup_keys(spark, idx, manifest, "hash_df", theirs, reads=second)
                       .groupBy("hash").agg(F.sum("docs").alias("index_docs"))
                       .select("hash", F.col("index_docs").alias("docs"), "index_docs",
                               F.lit(0).cast("long").alias("query_docs")))
@@ -92,7 +96,8 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, idx: str, manifest: Manif
             "query_documents": query_docs, "query_hashes": counts["hashes"] or 0, "shared_hashes": counts["shared"] or 0,
             "boilerplate_hashes": row_count(out, "index_boilerplate"),
             "query_boilerplate_hashes": counts["boilerplate"] or 0,
-            "indexed_documents": row_count(out, "indexed_documents")}
+            "indexed_documents": row_count(out, "indexed_documents"),
+            "index_reads": {**reads, **({"hash_df_of_indexed": second["hash_df"]} if second else {})}}
 
 
 def _check_same_fingerprints(spark: SparkSession, out: str) -> None:
