@@ -138,7 +138,7 @@ def written(tmp_path: Path, **kw) -> Path:
 
 
 # Relative links the report makes: page files, pair pages, in-page anchors, stats.json, the plot.
-RELATIVE = re.compile(r"(\.\./)?(index\.html|boilerplate\.html|figures\.html|cross-host\.html|clusters\.html|failures\.html|dedup\.html|stats\.json|pairs-\d{3,}\.html|pair/-?\d+--?\d+\.html|"
+RELATIVE = re.compile(r"(\.\./)?(index\.html|boilerplate\.html|figures\.html|cross-host\.html|clusters\.html|failures\.html|dedup\.html|contamination\.html|stats\.json|pairs-\d{3,}\.html|pair/-?\d+--?\d+\.html|"
                       r"-?\d+--?\d+\.html)|#[ab]\d+|figures/[a-z_]+\.png|#[a-z_]+\.png")
 
 

@@ -124,8 +124,9 @@ class Plan:
                                 f"'webwinnow run INPUT... --out {self.args.out}' first")
             metas = _metas(self.final) if self.final.is_dir() else {}
             if getattr(self.args, "downstream", False):
-                self.stages += [s for s in downstream([s.name for s in self.stages])
-                                if s.name != "lookup" or metas.get("indexed_documents")]
+                # a check's folder reruns a check's stages, a run's a run's
+                kind = CHECK_STAGES if metas.get("indexed_documents") else RUN_STAGES
+                self.stages += [s for s in downstream([s.name for s in self.stages]) if s.name in kind]
             if not self.final.is_dir():
                 return  # a swap to finish first (run_stages, under the lock); checked there
             _check_reads(self.stages[0], self.final, metas)
@@ -150,9 +151,10 @@ class Plan:
         check_out(self.out_uri, fresh=self.fresh, force=getattr(self.args, "force", False))
         if self.fresh:
             return
-        if getattr(self.args, "downstream", False):
-            self.stages += downstream([s.name for s in self.stages])
         metas = current_metas(self.out_uri, TABLES)
+        if getattr(self.args, "downstream", False):
+            kind = CHECK_STAGES if metas.get("indexed_documents") else RUN_STAGES
+            self.stages += [s for s in downstream([s.name for s in self.stages]) if s.name in kind]
         _check_reads(self.stages[0], self.out_uri, metas)
         if self.stages[0].name != "fingerprint" and not (metas.get("fingerprints") or {}).get("config"):
             raise UserError(f"{self.out_uri}: the fingerprints table has no settings: rerun 'webwinnow run'")

@@ -213,6 +213,10 @@ def test_misuse_is_refused_before_anything_is_written(tmp_path, sample_dir, samp
     _refused(["index", "--append", new, "--out", idx], capsys, "--index IDX")
     _refused(["index", "--out", str(tmp_path / "i3")], capsys, "INPUT")
     assert not (tmp_path / "i2").exists() and not (tmp_path / "i3").exists()
+    (tmp_path / "i4.incomplete").mkdir()
+    (tmp_path / "i4.incomplete" / "user.txt").write_text("mine")
+    _refused(["index", new, "--out", str(tmp_path / "i4")], capsys, "i4.incomplete exists and is not an unfinished index")
+    assert (tmp_path / "i4.incomplete" / "user.txt").read_text() == "mine" and not (tmp_path / "i4").exists()
 
 
 def test_a_benchmark_is_checked_item_by_item_and_rewrapped_copies_are_found(tmp_path, sample_dir, index_at_once):
@@ -251,6 +255,8 @@ def test_a_benchmark_is_checked_item_by_item_and_rewrapped_copies_are_found(tmp_
             mine = webwinnow.normalize(x["question"][s["start"]:s["end"]])[0]
             theirs = webwinnow.normalize(indexed[s["doc_id"]]["text"][s["start_indexed"]:s["end_indexed"]])[0]
             assert mine == theirs and len(mine) == s["length"] >= 50
+    page = (out / "report" / "contamination.html").read_text()
+    assert all(f"copied-{i}" in page for i in range(len(copied))) and "fresh-0" not in page
     ledger = [r for r in _rows(out, "ledger") if r["kind"] == "record"]
     assert sorted((r["offset"], r["reason"]) for r in ledger) == [(len(items), "bad_item"), (len(items) + 1, "bad_item")]
     assert "--text-column" in next(r["detail"] for r in ledger if r["offset"] == len(items) + 1)

@@ -30,13 +30,16 @@ def test_hostile_strings_never_become_markup(tmp_path):
                    total_clusters=1, trimmed=((5, HOSTILE_TEXT, 100, 50, None),),
                    dedup={"kept": 1, "documents": 2, "near_duplicates": 1, "emptied": 0, "removed_chars": 50,
                           "original_chars": 100, "copied_chars_removed": 50, "trimmed_documents": 1,
-                          "template_chars_removed": 0, "min_passage": 149})
+                          "template_chars_removed": 0, "min_passage": 149},
+                   contamination={"index": HOSTILE_TEXT, "index_documents": 3, "documents": 2, "contaminated": 1,
+                                  "half_covered": 1, "covered": 0, "t": 149},
+                   covered=((HOSTILE_TEXT, 400, 300, 0.75, 250, 1, (HOSTILE_TEXT,)),))
     index = written(tmp_path, stats=stats, pairs=pairs, boilerplate=hashes, run=run)
     root = index.parent
     files = html_files(root)
-    # index, cross-host, clusters, dedup, failures, boilerplate, figures and a page per pair
-    assert len(files) == 7 + len(pairs)
-    for name in ("clusters.html", "failures.html", "dedup.html"):
+    # index, cross-host, clusters, dedup, index check, failures, boilerplate, figures and a page per pair
+    assert len(files) == 8 + len(pairs)
+    for name in ("clusters.html", "failures.html", "dedup.html", "contamination.html"):
         assert HOSTILE_TEXT in Dom((root / name).read_text(encoding="utf-8")).text(), name
     for path in files:
         check_safe_markup(path)
@@ -180,7 +183,8 @@ def test_paging_and_detail_pages(tmp_path):
     index = written(tmp_path, pairs=pairs, page_size=50, detail_pages=30)
     root = index.parent
     names = sorted(p.name for p in root.iterdir())
-    assert names == ["boilerplate.html", "clusters.html", "cross-host.html", "dedup.html", "failures.html",
+    assert names == ["boilerplate.html", "clusters.html", "contamination.html", "cross-host.html", "dedup.html",
+                     "failures.html",
                      "figures.html", "index.html", "pair", "pairs-002.html", "pairs-003.html", "rank_frequency.png",
                      "stats.json"]
     assert sorted(p.name for p in (root / "pair").iterdir()) == sorted(f"{p.key}.html" for p in pairs[:30])

@@ -222,7 +222,10 @@ class RunPages:
     - ``record_outcomes``: (status, reason, records) of the records that did not become text;
     - ``clusters``: the largest clusters;
     - ``dedup``: the dedup stage's statistics (None: no deduped table), and ``trimmed``: the
-      most trimmed pages as (doc_id, url, original_chars, removed_chars, dropped_reason).
+      most trimmed pages as (doc_id, url, original_chars, removed_chars, dropped_reason);
+    - ``contamination``: a check's statistics and index (None: not a check), and ``covered``:
+      the most covered new documents as (item_id, norm_chars, covered_chars, covered_share,
+      longest, indexed_documents, the first matches' URLs).
     """
 
     failed_files: tuple[tuple[str, str | None, int | None, int | None], ...] = ()
@@ -231,6 +234,8 @@ class RunPages:
     total_clusters: int = 0
     dedup: Mapping[str, Any] | None = None
     trimmed: tuple[tuple[int, str | None, int, int, str | None], ...] = ()
+    contamination: Mapping[str, Any] | None = None
+    covered: tuple[tuple[str | None, int, int, float | None, int, int, tuple[str | None, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

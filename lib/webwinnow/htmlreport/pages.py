@@ -454,6 +454,7 @@ def nav_html(prefix: str = "") -> str:
         f'<a href="{prefix}cross-host.html">cross-host pairs</a>'
         f'<a href="{prefix}clusters.html">clusters</a>'
         f'<a href="{prefix}dedup.html">dedup</a>'
+        f'<a href="{prefix}contamination.html">index check</a>'
         f'<a href="{prefix}failures.html">failed files</a>'
         f'<a href="{prefix}boilerplate.html">boilerplate &amp; rank–frequency</a>'
         f'<a href="{prefix}figures.html">figures</a>'

@@ -179,3 +179,34 @@ def dedup_page(title: str, run: RunPages) -> str:
     return page(f"{title} · dedup", body)
 
 
+
+
+def contamination_page(title: str, run: RunPages) -> str:
+    """A check's answer per new document (a benchmark item): how much of it the index holds."""
+    c = run.contamination
+    head = f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· index check</span></h1>"
+    if c is None:
+        body = (head + '<p class="muted">This output is a run, not a check: check new crawl files or a benchmark '
+                "against an index with <code>webwinnow check INPUT... --index IDX --out DIR</code>.</p>")
+        return page(f"{title} · index check", body)
+    facts = (
+        '<dl class="summary">'
+        f"<dt>index</dt><dd>{esc(str(c.get('index', '')))} ({fmt_int(c.get('index_documents'))} documents)</dd>"
+        f"<dt>new documents</dt><dd>{fmt_int(c['documents'])}</dd>"
+        f"<dt>sharing a passage with the index</dt><dd>{fmt_int(c['contaminated'])}</dd>"
+        f"<dt>at least half covered</dt><dd>{fmt_int(c['half_covered'])}</dd>"
+        f"<dt>wholly covered</dt><dd>{fmt_int(c['covered'])}</dd>"
+        f"<dt>guarantee</dt><dd>every shared passage of {fmt_int(c['t'])} normalized characters outside template, "
+        "made of fingerprints below the cap, is found, with exact spans on both sides</dd></dl>"
+    )
+    rows = [f'<tr><td class="url">{esc(item) if item is not None else DASH}</td><td class="num">{norm:,}</td>'
+            f'<td class="num">{chars:,}</td><td class="num">{fmt_pct(share)}</td><td class="num">{longest:,}</td>'
+            f'<td class="num">{indexed:,}</td><td class="url">{"<br>".join(url_html(u) for u in urls)}</td></tr>'
+            for item, norm, chars, share, longest, indexed, urls in run.covered]
+    body = (head + facts + "<h2>The most covered new documents</h2>"
+            '<p class="muted">Covered: normalized characters inside a passage shared with an indexed document '
+            "(overlaps counted once). Every span, on both sides, is in the contamination table.</p>"
+            + (_table((("item", False), ("characters", True), ("covered", True), ("share", True), ("longest", True),
+                       ("indexed documents", True), ("first matches", False)), rows) if rows
+               else '<p class="muted">No new document shares a passage with the index.</p>'))
+    return page(f"{title} · index check", body)

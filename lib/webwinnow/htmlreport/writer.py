@@ -21,7 +21,7 @@ from .plot import write_rank_frequency_png
 
 # What a report folder may hold (_webwinnow.json: the stage's record, see output.stamp_table).
 _REPORT_NAMES = {"index.html", "boilerplate.html", "figures.html", "figures", "stats.json", "rank_frequency.png",
-                 "pair", "cross-host.html", "clusters.html", "failures.html", "dedup.html", "_webwinnow.json",
+                 "pair", "cross-host.html", "clusters.html", "failures.html", "dedup.html", "contamination.html", "_webwinnow.json",
                  "_webwinnow.json.tmp"}
 _PAGE_NAME = re.compile(r"pairs-\d{3,}\.html")
 
@@ -188,6 +188,7 @@ def write_report(
     _write(staging / "clusters.html", runpages.clusters_page(title, run))
     _write(staging / "failures.html", runpages.failures_page(title, run))
     _write(staging / "dedup.html", runpages.dedup_page(title, run))
+    _write(staging / "contamination.html", runpages.contamination_page(title, run))
 
     # rank_frequency.png and boilerplate.html
     plot_ok, plot_note = True, ""

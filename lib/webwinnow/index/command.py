@@ -208,11 +208,8 @@ def _build(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console)
     if local:
         staging = Path(target)
         if staging.exists():
-            try:
-                layout.read_manifest(target)
-            except NotAnIndex:
-                if any(staging.iterdir()) and not (staging / "_source").exists():
-                    raise UserError(f"{target} exists and is not an unfinished index: move it away") from None
+            if not _unfinished_build(staging):
+                raise UserError(f"{target} exists and is not an unfinished index: move it away")
             shutil.rmtree(staging)
         Path(idx).parent.mkdir(parents=True, exist_ok=True)
         staging.mkdir()
@@ -242,6 +239,17 @@ def _build(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console)
             os.rename(target, idx)
     _print(console, idx, manifest, started, "built")
     return 0
+
+
+#: What a build writes in IDX.incomplete: the index's own names, and the run folder it reads the
+#: crawl into (with the run's staging, lock and trash beside it).
+_BUILD_NAMES = {*layout.KEYS, "directory", "segments", layout.MANIFEST}
+
+
+def _unfinished_build(folder: Path) -> bool:
+    """Whether folder holds only what an interrupted build writes (so it may be removed)."""
+    return all(p.name in _BUILD_NAMES or p.name.startswith(("_source", layout.MANIFEST))
+               for p in folder.iterdir())
 
 
 def _open_index(idx: str) -> Manifest:
@@ -286,6 +294,9 @@ def _append(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console
     with _lock(idx):
         before = _open_index(idx)  # as it is now that the index is ours
         layout.remove_files(layout.owned_files(idx, before.segment_ids))  # what a failed append left
+        for entry in storage.walk(idx, recursive=False):  # ... and the run folder it read its crawl into
+            if entry.is_dir and storage.basename(entry.name).startswith("_source-"):
+                storage.delete_tree(entry.name)
         spark, owned = _session(cfg, args, console)
         try:
             if args.from_run:

@@ -161,7 +161,7 @@ STAGES: tuple[Stage, ...] = (
           ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "candidate_pairs", "pairs", "template_pairs",
            "passages", "clusters"),
           ("report",), (), _pairs_fields("report_pairs", "report_details", "report_hashes", "report_figure_docs"), _report_lines,
-          uses=("deduped",), follows=("indexed_documents",)),
+          uses=("deduped", "contamination"), follows=("indexed_documents",)),
 )
 #: What `run` runs by default (dedup with --dedup), and what `check` runs.
 RUN_STAGES = ("extract", "fingerprint", "hash_freq", "pairs", "passages", "clusters", "dedup", "report")

@@ -107,8 +107,17 @@ def _run_pages(spark: SparkSession, out: str, clusters_shown: int = 50, trimmed_
                         for r in read_table(spark, out, "deduped").filter(F.col("dropped_reason").isNull())
                         .orderBy(F.desc("removed_chars"), "doc_id").limit(trimmed_shown).collect()
                         if r["removed_chars"])
+    contamination, covered = None, ()  # type: tuple[dict | None, tuple]
+    if table_is_current(out, "contamination"):
+        contamination = {**(table_stats(out, "indexed_documents") or {}), **(table_stats(out, "contamination") or {})}
+        covered = tuple(
+            (r["item_id"], r["norm_chars"], r["covered_chars"], r["covered_share"], r["longest"], r["indexed_documents"],
+             tuple(m["url"] for m in (r["matches"] or [])[:3]))
+            for r in read_table(spark, out, "contamination").filter(F.col("covered_chars") > 0)
+            .orderBy(F.desc("covered_share"), F.desc("covered_chars"), "doc_id").limit(trimmed_shown * 4).collect())
     return RunPages(failed_files=tuple(failed), record_outcomes=tuple(outcomes), clusters=views,
-                    total_clusters=total_clusters, dedup=dedup, trimmed=trimmed)
+                    total_clusters=total_clusters, dedup=dedup, trimmed=trimmed, contamination=contamination,
+                    covered=covered)
 
 
 def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool) -> PairView:
