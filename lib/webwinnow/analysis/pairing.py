@@ -42,13 +42,19 @@ def _fill_seeds(docs, pos, hashes, starts, ends, out_a, out_b, out_h, out_pa, ou
         for i in range(starts[g], ends[g]):
             for j in range(i + 1, ends[g]):
                 if docs[j] != docs[i]:  # sorted by document within the run: docs[j] > docs[i]
-                    out_a[k] = docs[i]
-                    out_b[k] = docs[j]
-                    out_h[k] = hashes[i]
-                    out_pa[k] = pos[i]
-                    out_pb[k] = pos[j]
+                    _put(k, i, j, docs, pos, hashes, out_a, out_b, out_h, out_pa, out_pb)
                     k += 1
     return k
+
+
+@njit(**JIT_OPTIONS)
+def _put(k, i, j, docs, pos, hashes, out_a, out_b, out_h, out_pa, out_pb):
+    """Seed k: rows i and j (LLVM inlines it into the loops)."""
+    out_a[k] = docs[i]
+    out_b[k] = docs[j]
+    out_h[k] = hashes[i]
+    out_pa[k] = pos[i]
+    out_pb[k] = pos[j]
 
 
 @dataclass(frozen=True)
@@ -105,16 +111,22 @@ def partition_seeds(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarr
     hashes = np.ascontiguousarray(hashes, np.int64)
     doc_ids = np.ascontiguousarray(doc_ids, np.int64)
     positions = np.ascontiguousarray(positions, np.int32)
+    yield from _seed_chunks(cost, chunk, lambda lo, hi, out: _fill_seeds(
+        doc_ids, positions, hashes, starts[lo:hi], ends[lo:hi], out.doc_a, out.doc_b, out.hash, out.pos_a, out.pos_b))
+
+
+def _seed_chunks(cost: np.ndarray, chunk: int, fill) -> Iterator[Seeds]:
+    """The seeds of runs with cost[g] seeds each, in chunks of about `chunk` (a run's never
+    split): fill(lo, hi, out) writes the seeds of runs lo:hi into out and returns how many."""
     cumulative = np.cumsum(cost)
     lo = 0
-    while lo < len(keep):
+    while lo < len(cost):
         base = cumulative[lo - 1] if lo else 0
         hi = max(lo + 1, int(np.searchsorted(cumulative, base + chunk, side="right")))
         total = int(cumulative[hi - 1] - base)
         out = Seeds(np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total, np.int64),
                     np.empty(total, np.int32), np.empty(total, np.int32))
-        filled = _fill_seeds(doc_ids, positions, hashes, starts[lo:hi], ends[lo:hi],
-                             out.doc_a, out.doc_b, out.hash, out.pos_a, out.pos_b)
+        filled = fill(lo, hi, out)
         assert filled == total
         yield out
         lo = hi
@@ -147,21 +159,13 @@ def _fill_cross_seeds(docs, pos, hashes, side, starts, ends, with_self, out_a, o
             first_new += 1
         for i in range(starts[g], first_new):
             for j in range(first_new, ends[g]):
-                out_a[k] = docs[i]
-                out_b[k] = docs[j]
-                out_h[k] = hashes[i]
-                out_pa[k] = pos[i]
-                out_pb[k] = pos[j]
+                _put(k, i, j, docs, pos, hashes, out_a, out_b, out_h, out_pa, out_pb)
                 k += 1
         if with_self:
             for i in range(first_new, ends[g]):
                 for j in range(i + 1, ends[g]):
                     if docs[j] != docs[i]:
-                        out_a[k] = docs[i]
-                        out_b[k] = docs[j]
-                        out_h[k] = hashes[i]
-                        out_pa[k] = pos[i]
-                        out_pb[k] = pos[j]
+                        _put(k, i, j, docs, pos, hashes, out_a, out_b, out_h, out_pa, out_pb)
                         k += 1
     return k
 
@@ -189,19 +193,9 @@ def cross_seeds(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray, 
     starts, ends, cost = starts[keep], ends[keep], cost[keep]
     hashes = np.ascontiguousarray(hashes, np.int64)
     positions = np.ascontiguousarray(positions, np.int32)
-    cumulative = np.cumsum(cost)
-    lo = 0
-    while lo < len(keep):
-        base = cumulative[lo - 1] if lo else 0
-        hi = max(lo + 1, int(np.searchsorted(cumulative, base + chunk, side="right")))
-        total = int(cumulative[hi - 1] - base)
-        out = Seeds(np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total, np.int64),
-                    np.empty(total, np.int32), np.empty(total, np.int32))
-        filled = _fill_cross_seeds(doc_ids, positions, hashes, side, starts[lo:hi], ends[lo:hi], with_self,
-                                   out.doc_a, out.doc_b, out.hash, out.pos_a, out.pos_b)
-        assert filled == total
-        yield out
-        lo = hi
+    yield from _seed_chunks(cost, chunk, lambda lo, hi, out: _fill_cross_seeds(
+        doc_ids, positions, hashes, side, starts[lo:hi], ends[lo:hi], with_self,
+        out.doc_a, out.doc_b, out.hash, out.pos_a, out.pos_b))
 
 
 def kept_hash_counts(hashes: np.ndarray, doc_ids: np.ndarray, max_df: int,

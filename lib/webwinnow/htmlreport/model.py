@@ -224,7 +224,7 @@ class RunPages:
     - ``dedup``: the dedup stage's statistics (None: no deduped table), and ``trimmed``: the
       most trimmed pages as (doc_id, url, original_chars, removed_chars, dropped_reason);
     - ``contamination``: a check's statistics and index (None: not a check), and ``covered``:
-      the most covered new documents as (item_id, norm_chars, covered_chars, covered_share,
+      the most covered new documents as (item id, or a page's URL, norm_chars, covered_chars, covered_share,
       longest, indexed_documents, the first matches' URLs).
     """
 

@@ -199,14 +199,14 @@ def contamination_page(title: str, run: RunPages) -> str:
         f"<dt>guarantee</dt><dd>every shared passage of {fmt_int(c['t'])} normalized characters outside template, "
         "made of fingerprints below the cap, is found, with exact spans on both sides</dd></dl>"
     )
-    rows = [f'<tr><td class="url">{esc(item) if item is not None else DASH}</td><td class="num">{norm:,}</td>'
+    rows = [f'<tr><td class="url">{url_html(item) if item is not None else DASH}</td><td class="num">{norm:,}</td>'
             f'<td class="num">{chars:,}</td><td class="num">{fmt_pct(share)}</td><td class="num">{longest:,}</td>'
             f'<td class="num">{indexed:,}</td><td class="url">{"<br>".join(url_html(u) for u in urls)}</td></tr>'
             for item, norm, chars, share, longest, indexed, urls in run.covered]
     body = (head + facts + "<h2>The most covered new documents</h2>"
             '<p class="muted">Covered: normalized characters inside a passage shared with an indexed document '
             "(overlaps counted once). Every span, on both sides, is in the contamination table.</p>"
-            + (_table((("item", False), ("characters", True), ("covered", True), ("share", True), ("longest", True),
+            + (_table((("item or page", False), ("characters", True), ("covered", True), ("share", True), ("longest", True),
                        ("indexed documents", True), ("first matches", False)), rows) if rows
                else '<p class="muted">No new document shares a passage with the index.</p>'))
     return page(f"{title} · index check", body)

@@ -111,7 +111,7 @@ def _run_pages(spark: SparkSession, out: str, clusters_shown: int = 50, trimmed_
     if table_is_current(out, "contamination"):
         contamination = {**(table_stats(out, "indexed_documents") or {}), **(table_stats(out, "contamination") or {})}
         covered = tuple(
-            (r["item_id"], r["norm_chars"], r["covered_chars"], r["covered_share"], r["longest"], r["indexed_documents"],
+            (r["item_id"] if not r["url"] or r["url"] == r["item_id"] else r["url"], r["norm_chars"], r["covered_chars"], r["covered_share"], r["longest"], r["indexed_documents"],
              tuple(m["url"] for m in (r["matches"] or [])[:3]))
             for r in read_table(spark, out, "contamination").filter(F.col("covered_chars") > 0)
             .orderBy(F.desc("covered_share"), F.desc("covered_chars"), "doc_id").limit(trimmed_shown * 4).collect())
