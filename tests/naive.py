@@ -62,6 +62,80 @@ def kgram_hashes(text: str, k: int) -> tuple[list[int], list[int]]:
     return hashes, starts
 
 
+def _alone(ch: str) -> bool:
+    """Kana and Han ideographs: each a word of its own."""
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF),
+                                             (0x20000, 0x3FFFF)))
+
+
+def words(text: str) -> list[tuple[str, int, int]]:
+    """(normalized word, start, end) of every word: a run of normalized characters from
+    consecutive original characters, each kana or Han ideograph alone; end exclusive."""
+    out: list[tuple[str, int, int]] = []
+    for i, ch in enumerate(text):
+        for c in fold_char(ch):
+            joins = out and not _alone(c) and not _alone(out[-1][0][-1]) and out[-1][2] >= i
+            if joins:
+                word, start, _ = out[-1]
+                out[-1] = (word + c, start, i + 1)
+            else:
+                out.append((c, i, i + 1))
+    return out
+
+
+def word_code(word: str) -> int:
+    """FNV-1a over the word's code points, then SplitMix64's finalizer; signed 64-bit."""
+    h = 0xCBF29CE484222325
+    for c in word:
+        h = ((h ^ ord(c)) * 0x100000001B3) % MOD
+    h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) % MOD
+    h = ((h ^ (h >> 27)) * 0x94D049BB133111EB) % MOD
+    return to_signed(h ^ (h >> 31))
+
+
+def codes_hash(codes: list[int]) -> int:
+    """H = (c_1 b^(k-1) + ... + c_k) * b mod 2^64 over any codes (taken mod 2^64), as signed int64."""
+    total = 0
+    for j, c in enumerate(codes):
+        total += to_unsigned(c) * _power(len(codes) - 1 - j)
+    return to_signed(total * HASH_BASE)
+
+
+def word_fingerprint(text: str, k: int, w: int, robust: bool = True) -> tuple[list[int], list[int]]:
+    """Fingerprints of the word unit: k-grams of word codes, positions at their first word."""
+    found = words(text)
+    codes = [word_code(word) for word, _, _ in found]
+    hashes = [codes_hash(codes[i:i + k]) for i in range(len(codes) - k + 1)]
+    chosen = winnow(hashes, w, robust)
+    return [hashes[i] for i in chosen], [found[i][1] for i in chosen]
+
+
+def copied_word_spans(text_a: str, text_b: str, k: int, w: int) -> set[tuple[int, int, int, int, int]]:
+    """copied_spans in words: maximal runs of equal words around every shared word fingerprint."""
+    wa, wb = words(text_a), words(text_b)
+    ha, pa = word_fingerprint(text_a, k, w)
+    hb, pb = word_fingerprint(text_b, k, w)
+    xa = [x for x, _, _ in wa]
+    xb = [x for x, _, _ in wb]
+    starts_a = [s for _, s, _ in wa]
+    starts_b = [s for _, s, _ in wb]
+    spans = set()
+    for x, p in zip(ha, pa):
+        for y, q in zip(hb, pb):
+            i, j = starts_a.index(p), starts_b.index(q)
+            if x != y or xa[i:i + k] != xb[j:j + k]:
+                continue
+            s, t = i, j
+            while s > 0 and t > 0 and xa[s - 1] == xb[t - 1]:
+                s, t = s - 1, t - 1
+            e, f = i + k, j + k
+            while e < len(xa) and f < len(xb) and xa[e] == xb[f]:
+                e, f = e + 1, f + 1
+            spans.add((wa[s][1], wa[e - 1][2], wb[t][1], wb[f - 1][2], e - s))
+    return spans
+
+
 def windows(m: int, w: int) -> list[tuple[int, int]]:
     """The windows [lo, hi] (inclusive): all of length w, or the whole sequence if shorter."""
     if m == 0:

@@ -179,7 +179,8 @@ class Plan:
         else:
             made = self.cfg.winnow
         settings = self.manifest.settings
-        mine = Settings(k=made.k, w=made.w, robust=made.robust, mod_p=made.mod_p, unit="char", unicode=settings.unicode)
+        mine = Settings(k=made.k, w=made.w, robust=made.robust, mod_p=made.mod_p, unit=made.unit, unicode=settings.unicode,
+                        lexer=made.lexer if made.unit == "code" else "")
         from .core.charfold import UNICODE_VERSION
 
         wrong = settings.mismatch(mine, query_w=True) or (settings.unicode != UNICODE_VERSION and
@@ -269,7 +270,8 @@ def _run_one(s: Stage, spark, cfg: RunConfig, out: Path | str, plan: Plan, progr
     if s.name == "pairs":
         from .stages._exclusions import exclusion_hashes
 
-        excluded = exclusion_hashes(plan.exclude, cfg.winnow.k, cfg.extract) if plan.exclude else None
+        excluded = (exclusion_hashes(plan.exclude, cfg.winnow.k, cfg.extract, cfg.winnow.unit, cfg.winnow.lexer)
+                    if plan.exclude else None)
         return module.run(spark, cfg, str(out), excluded)
     if s.name == "lookup":
         return module.run(spark, cfg, str(out), plan.index, plan.manifest)
@@ -672,7 +674,7 @@ def _check_config(cfg: RunConfig, index: str) -> RunConfig:
         raise UserError(f"--query-w {cfg.check.query_w}: a query window must be at least the index's w "
                         f"({settings.w}){' and the index must be winnowed, not 0 mod p' if settings.mod_p else ''}")
     return replace(cfg, winnow=WinnowConfig(k=settings.k, w=cfg.check.query_w or settings.w, robust=settings.robust,
-                                            mod_p=settings.mod_p))
+                                            mod_p=settings.mod_p, unit=settings.unit, lexer=settings.lexer or "c"))
 
 
 def entry() -> None:

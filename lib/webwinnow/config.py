@@ -25,19 +25,39 @@ UNICODE_VERSION = unicodedata.unidata_version
 MiB = 1 << 20
 
 
+#: What a k-gram counts, and its k and w when none are given (webwinnow.core.units: the same table).
+UNITS = {"char": (50, 100), "word": (5, 16), "code": (5, 4)}
+
+
 @dataclass(frozen=True)
 class WinnowConfig:
-    """Winnowing parameters: noise threshold k, window w (guarantee threshold t = w + k - 1)."""
+    """Winnowing parameters: noise threshold k, window w (guarantee threshold t = w + k - 1), in
+    units: normalized characters, words or code tokens."""
 
     k: int = 50
     w: int = 100
     robust: bool = True
     mod_p: int = 0  # > 0: the paper's 0 mod p baseline instead of winnowing
+    unit: str = "char"  # "char", "word" or "code" (tokens of <pre>/<code> blocks)
+    lexer: str = "c"  # unit "code": the Pygments lexer every text is tokenized with
 
     def __post_init__(self) -> None:
         resolve_window(self.k, w=self.w)
         if not isinstance(self.mod_p, int) or isinstance(self.mod_p, bool) or not 0 <= self.mod_p < 2**63:
             raise ValueError(f"winnow.mod_p must be an integer >= 0 and < 2**63, got {self.mod_p!r}")
+        if self.unit not in UNITS:
+            raise ValueError(f"winnow.unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+        if not isinstance(self.lexer, str) or not self.lexer:
+            raise ValueError(f"winnow.lexer must name a Pygments lexer (python, c, java, ...), got {self.lexer!r}")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that make fingerprints: the lexer only counts for code."""
+        blob = dataclasses.asdict(self)
+        if self.unit != "code":
+            del blob["lexer"]
+        if self.unit == "char":
+            del blob["unit"]  # as before units existed: char runs' tags are unchanged
+        return blob
 
     @property
     def t(self) -> int:
@@ -161,9 +181,7 @@ class RunConfig:
     @property
     def tag(self) -> str:
         """A short stable id of the settings that change fingerprints."""
-        blob = json.dumps(
-            {"winnow": dataclasses.asdict(self.winnow), "unicode": UNICODE_VERSION}, sort_keys=True
-        )
+        blob = json.dumps({"winnow": self.winnow.identity(), "unicode": UNICODE_VERSION}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -172,6 +190,13 @@ _SECTIONS = {"winnow": WinnowConfig, "extract": ExtractConfig, "pairs": PairsCon
 
 
 def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], source: str) -> None:
+    """Layer the values of one file (or the command line) over base. Choosing a unit brings its
+    own k and w unless the same layer gives them: k = 50 from the project's file must not
+    become 50 words because a later layer said unit = "word"."""
+    chosen = (layer.get("winnow") or {}).get("unit") if isinstance(layer.get("winnow"), Mapping) else None
+    if isinstance(chosen, str) and chosen in UNITS and chosen != base.get("winnow", {}).get("unit", "char"):
+        k, w = UNITS[chosen]
+        base.setdefault("winnow", {}).update(k=k, w=w)
     for section, values in layer.items():
         if section not in _SECTIONS:
             raise ValueError(f"{source}: unknown section [{section}]; known: {', '.join(_SECTIONS)}")

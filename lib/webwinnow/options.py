@@ -36,7 +36,12 @@ def _parser() -> argparse.ArgumentParser:
     later.add_argument("--downstream", action="store_true",
                        help="also rerun the stages that read this stage's tables (otherwise they are marked stale)")
     winnow = argparse.ArgumentParser(add_help=False)
-    winnow.add_argument("--k", type=int, help="noise threshold: k-gram length in normalized characters (50)")
+    winnow.add_argument("--unit", choices=("char", "word", "code"),
+                        help="what a k-gram counts: normalized characters (char, k=50 w=100), words (word, k=5 w=16), "
+                             "or tokens of the pages' <pre>/<code> blocks (code, k=5 w=4); k and w default by unit")
+    winnow.add_argument("--lexer", metavar="NAME",
+                        help="--unit code: the Pygments lexer every text is tokenized with (c; python, java, bash, ...)")
+    winnow.add_argument("--k", type=int, help="noise threshold: k-gram length in units (50 characters)")
     group = winnow.add_mutually_exclusive_group()
     group.add_argument("--w", type=int, help="window: hashes per window (100)")
     group.add_argument("--t", type=int, help="guarantee threshold t; sets w = t - k + 1")
@@ -132,6 +137,9 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
     """Defaults, the project's conf/webwinnow.toml when present, --conf files, then options."""
     files = [*default_config_files(), *args.conf]
     winnow: dict = {}
+    for name in ("unit", "lexer"):
+        if getattr(args, name, None) is not None:
+            winnow[name] = getattr(args, name)
     if getattr(args, "k", None) is not None:
         winnow["k"] = args.k
     if getattr(args, "t", None) is not None:
@@ -139,7 +147,7 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
 
         k = winnow.get("k")
         if k is None:
-            k = load_config(files).winnow.k
+            k = load_config(files, {"winnow": dict(winnow)}).winnow.k
         winnow["w"] = resolve_window(k, t=args.t)
     elif getattr(args, "w", None) is not None:
         winnow["w"] = args.w

@@ -71,7 +71,7 @@ def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = N
             docs += 1
             if not text:
                 continue
-            hashes, _ = kgram_hashes(text, k)
+            hashes, _ = kgram_hashes(text, k, made.get("unit", "char"), made.get("lexer", "c"))
             n = int(hashes.shape[0])
             chars += len(text)
             text_bytes += len(text.encode("utf-8", "surrogatepass"))  # the paper counts bytes

@@ -51,7 +51,8 @@ def test_the_algorithm_core_and_the_maths_have_no_io_layers():
         for p in (PACKAGE / folder).glob("*.py"):
             assert _imports(p) <= {"__future__", "numpy", "numba", "pyarrow", "math", "dataclasses", "typing",
                                    "collections", "functools", "unicodedata", "operator", "numbers",
-                                   "hashlib"}, p  # hashlib: text keys, pure computation
+                                   "hashlib", "pygments"}, p  # hashlib: text keys; pygments: the code unit's
+            # lexer: pure computation on a string, like the character table
             # within the package: each other, the argument checks, and the cross-process memo of
             # derived tables (the disk counterpart of Numba's cache=True) -- no reader, writer or stage
             assert {m for m in _package_imports(p) if not m.startswith(("core", "analysis"))} <= \

@@ -60,9 +60,12 @@ def span_chars(spans: list[tuple[int, int]]) -> int:
     return sum(end - start for start, end in spans)
 
 
-def original_spans(offsets: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[tuple[int, int]]:
-    """Normalized-index intervals [lo, hi) as character spans of the original text: from the first
-    normalized character's offset to just after the last one's (offsets: normalization's)."""
+def original_spans(offsets: np.ndarray, lo: np.ndarray, hi: np.ndarray, ends: np.ndarray | None = None
+                   ) -> list[tuple[int, int]]:
+    """Unit-index intervals [lo, hi) as character spans of the original text: from the first
+    unit's start to the last one's end (offsets: the units' starts; ends: their ends, None for
+    characters, which end one after their start)."""
     if not len(lo):
         return []
-    return list(zip(offsets[lo].astype(np.int64).tolist(), (offsets[hi - 1].astype(np.int64) + 1).tolist(), strict=True))
+    last = ends[hi - 1] if ends is not None else offsets[hi - 1].astype(np.int64) + 1
+    return list(zip(offsets[lo].astype(np.int64).tolist(), np.asarray(last, np.int64).tolist(), strict=True))

@@ -3,9 +3,11 @@
 Fingerprints only say that some k-gram is shared, and where it starts (the paper: "coarse
 boundaries"). Here every shared fingerprint is a seed: its k-grams are compared in the two
 normalized texts (a hash collision is discarded), then the match is grown left and right while
-the normalized characters agree, giving the maximal matching span; seeds already inside a span
-on the same diagonal are skipped, so a long copy is one span, not a pile of fragments. Spans are
-mapped back to character offsets of the original texts through normalization's offsets.
+the normalized units (characters, words or code tokens: webwinnow.core.units) agree, giving the
+maximal matching span; seeds already inside a span on the same diagonal are skipped, so a long
+copy is one span, not a pile of fragments. Spans are mapped back to character offsets of the
+original texts through the units' ranges: from the first unit's first character to the last
+unit's last.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from numba import njit
 
 from ..core import kernel
 from ..core.charfold import fold_table
+from ..core.codetokens import DEFAULT_LEXER
 from ..core.jit import JIT_OPTIONS
+from ..core.units import CODE, WORD, _words_into, unit_number
 
 
 @njit(**JIT_OPTIONS)
@@ -99,13 +103,14 @@ class Passages:
 
 
 def _normalized(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Normalized code points of a text and their offsets (the char unit's codes and starts)."""
     fold, expand = fold_table()
     data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     return kernel._normalize(data, fold, expand)
 
 
 def _seed_indices(offsets: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """Normalized index of the k-gram starting at each original offset (its first kept character)."""
+    """Unit index of the k-gram starting at each original offset (its first unit's start)."""
     return np.searchsorted(offsets, positions, side="left").astype(np.int64)
 
 
@@ -118,15 +123,18 @@ def copied_passages(
     *,
     max_spans: int = 1000,
     max_chars: int = 20_000_000,
+    unit: str = "char",
+    lexer: str = DEFAULT_LEXER,
 ) -> Passages:
     """Maximal copied spans between two texts, grown from fingerprint matches (pos_a[i], pos_b[i]).
 
     pos_a/pos_b are character offsets of matching fingerprints (the `pos` column of both
-    documents' fingerprints with the same hash). Spans are at least k normalized characters
-    long, sorted by start in text a; at most max_spans spans and max_chars compared characters
-    per pair (``capped`` says a limit was hit).
+    documents' fingerprints with the same hash). Spans are at least k units long (length
+    counts units), sorted by start in text a; at most max_spans spans and max_chars compared
+    units per pair (``capped`` says a limit was hit).
     """
-    found = window_passages(text_a, text_b, 0, 0, 0, 0, pos_a, pos_b, k, max_spans=max_spans, max_chars=max_chars)
+    found = window_passages(text_a, text_b, 0, 0, 0, 0, pos_a, pos_b, k, max_spans=max_spans, max_chars=max_chars,
+                            unit=unit, lexer=lexer)
     assert found is not None  # whole texts have no open edge
     return found
 
@@ -144,6 +152,8 @@ def window_passages(
     *,
     max_spans: int = 1000,
     max_chars: int = 20_000_000,
+    unit: str = "char",
+    lexer: str = DEFAULT_LEXER,
 ) -> Passages | None:
     """copied_passages on windows of two texts: text_a is the original text from character
     start_a on (start_b for b), open_a says whether the text goes on before (1), after (2) or on
@@ -159,10 +169,12 @@ def window_passages(
     pos_b = np.asarray(pos_b, dtype=np.int64)
     if pos_a.shape != pos_b.shape:
         raise ValueError("pos_a and pos_b must have the same length")
-    codes_a, off_a = _normalized(text_a)
-    codes_b, off_b = _normalized(text_b)
-    off_a = off_a.astype(np.int64) + start_a
-    off_b = off_b.astype(np.int64) + start_b
+    from ..core.winnowing import units
+
+    codes_a, off_a, end_a = units(text_a, unit, lexer)
+    codes_b, off_b, end_b = units(text_b, unit, lexer)
+    off_a, end_a = off_a + start_a, end_a + start_a
+    off_b, end_b = off_b + start_b, end_b + start_b
     ia = _seed_indices(off_a, pos_a)
     ib = _seed_indices(off_b, pos_b)
     order = np.lexsort((ia, ib - ia))
@@ -174,21 +186,21 @@ def window_passages(
     sa, sb, length = spans[:, 0], spans[:, 1], spans[:, 2]
     return Passages(
         start_a=off_a[sa] if len(sa) else np.empty(0, np.int64),
-        end_a=off_a[sa + length - 1] + 1 if len(sa) else np.empty(0, np.int64),
+        end_a=end_a[sa + length - 1] if len(sa) else np.empty(0, np.int64),
         start_b=off_b[sb] if len(sb) else np.empty(0, np.int64),
-        end_b=off_b[sb + length - 1] + 1 if len(sb) else np.empty(0, np.int64),
+        end_b=end_b[sb + length - 1] if len(sb) else np.empty(0, np.int64),
         length=length.copy(),
         capped=bool(capped),
     )
 
 
-def text_windows(offsets: np.ndarray, lo_pos: np.ndarray, hi_pos: np.ndarray, k: int, margin: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def text_windows(offsets: np.ndarray, lo_pos: np.ndarray, hi_pos: np.ndarray, k: int, margin: int,
+                 ends: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per request, the characters [start, end) of a text to send for seeds at character offsets
-    lo_pos..hi_pos: every normalized character from `margin` before the first seed to `margin`
-    after the last seed's k-gram, whole characters. `offsets` are the text's normalized
-    characters' offsets. Also whether the text has normalized characters before (1) or after (2)
-    the window."""
+    lo_pos..hi_pos: every unit from `margin` before the first seed to `margin` after the last
+    seed's k-gram, whole units. `offsets` are the starts of the text's units, `ends` their ends
+    (None: characters, each one character long). Also whether the text has units before (1) or
+    after (2) the window."""
     n = len(offsets)
     if n == 0:
         zeros = np.zeros(len(lo_pos), np.int64)
@@ -196,7 +208,7 @@ def text_windows(offsets: np.ndarray, lo_pos: np.ndarray, hi_pos: np.ndarray, k:
     lo = np.maximum(np.searchsorted(offsets, lo_pos, side="left") - margin, 0)
     hi = np.clip(np.searchsorted(offsets, hi_pos, side="left") + k + margin, lo + 1, n)
     start = offsets[np.minimum(lo, n - 1)].astype(np.int64)
-    end = offsets[hi - 1].astype(np.int64) + 1
+    end = ends[hi - 1].astype(np.int64) if ends is not None else offsets[hi - 1].astype(np.int64) + 1
     before = np.searchsorted(offsets, start, side="left") > 0
     after = np.searchsorted(offsets, end, side="left") < n
     return start, end, before.astype(np.int64) | (after.astype(np.int64) << 1)
@@ -252,19 +264,43 @@ def _union_content(starts, lengths, lo, hi, first, last):
 
 
 @njit(**JIT_OPTIONS)
+def _window_units(unit, data, start, end, fold, expand, chars, offs, codes, starts, ends):
+    """The units of one UTF-8 window (CHAR or WORD) in scratch arrays grown as needed:
+    (chars, offs, codes, starts, ends, n) with units codes/starts/ends[:n]."""
+    chars, offs, n = _normalize_window(data, start, end, fold, expand, chars, offs)
+    if codes.shape[0] < n:
+        size = max(n, 2 * codes.shape[0])
+        codes = np.empty(size, dtype=np.int64)
+        starts = np.empty(size, dtype=np.int64)
+        ends = np.empty(size, dtype=np.int64)
+    if unit == WORD:
+        n = _words_into(chars, offs, n, codes, starts, ends)
+    else:
+        for i in range(n):
+            codes[i] = chars[i]
+            starts[i] = offs[i]
+            ends[i] = offs[i] + 1
+    return chars, offs, codes, starts, ends, n
+
+
+@njit(**JIT_OPTIONS)
 def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, ends_b, base_b, open_b,
                     seed_offsets, seeds_a, seeds_b, fp_offsets, fp_pos, fp_flag, tpl_offsets_a, tpl_lo_a,
-                    tpl_hi_a, tpl_offsets_b, tpl_lo_b, tpl_hi_b, fold, expand, k, max_spans, max_chars):
+                    tpl_hi_a, tpl_offsets_b, tpl_lo_b, tpl_hi_b, fold, expand, k, max_spans, max_chars, unit,
+                    tok_bounds_a, tok_codes_a, tok_starts_a, tok_ends_a, tok_bounds_b, tok_codes_b, tok_starts_b,
+                    tok_ends_b):
     """window_passages for every pair of a batch at once (one call from Python per batch).
 
     Pair p's windows are data_a[starts_a[p]:ends_a[p]] (UTF-8, the original text from character
     base_a[p] on) and likewise for b; its seeds are seeds_a/seeds_b[seed_offsets[p]:...], whole
     texts' character offsets; its a-window's fingerprints fp_pos[fp_offsets[p]:...] (sorted)
     with their boilerplate flags; its windows' template text tpl_lo/hi_a[tpl_offsets_a[p]:...]
-    (and b), intervals of the windows' normalized indices. Returns per span (pair, start_a,
-    end_a, start_b, end_b, length, content_a, content_b), its boilerplate share or NaN, and per
-    pair (capped, truncated) and (copied_a, content_a, copied_b, content_b) over the union of its
-    spans on each side.
+    (and b), intervals of the windows' unit indices. The windows are cut into units (CHAR,
+    WORD) here; CODE units come made: tok_codes_a[tok_bounds_a[p]:tok_bounds_a[p + 1]] with
+    their ranges in the window (and b). Returns per span (pair, start_a, end_a, start_b, end_b,
+    length, content_a, content_b), its boilerplate share or NaN, and per pair (capped,
+    truncated) and (copied_a, content_a, copied_b, content_b) over the union of its spans on
+    each side, lengths in units.
     """
     npairs = starts_a.shape[0]
     capacity = 0
@@ -278,18 +314,38 @@ def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, 
     capped = np.zeros(npairs, dtype=np.bool_)
     truncated = np.zeros(npairs, dtype=np.bool_)
     union = np.zeros((npairs, 4), dtype=np.int64)
-    codes_a = np.empty(longest, dtype=np.int32)
+    chars_a = np.empty(longest, dtype=np.int32)
     offs_a = np.empty(longest, dtype=np.int64)
-    codes_b = np.empty(longest, dtype=np.int32)
+    chars_b = np.empty(longest, dtype=np.int32)
     offs_b = np.empty(longest, dtype=np.int64)
+    made = unit == CODE
+    scratch = 0 if made else longest
+    codes_a = np.empty(scratch, dtype=np.int64)
+    ustart_a = np.empty(scratch, dtype=np.int64)
+    uend_a = np.empty(scratch, dtype=np.int64)
+    codes_b = np.empty(scratch, dtype=np.int64)
+    ustart_b = np.empty(scratch, dtype=np.int64)
+    uend_b = np.empty(scratch, dtype=np.int64)
     count = 0
     for p in range(npairs):
-        codes_a, offs_a, na = _normalize_window(data_a, starts_a[p], ends_a[p], fold, expand, codes_a, offs_a)
-        codes_b, offs_b, nb = _normalize_window(data_b, starts_b[p], ends_b[p], fold, expand, codes_b, offs_b)
+        if made:
+            codes_a = tok_codes_a[tok_bounds_a[p]:tok_bounds_a[p + 1]]
+            ustart_a = tok_starts_a[tok_bounds_a[p]:tok_bounds_a[p + 1]]
+            uend_a = tok_ends_a[tok_bounds_a[p]:tok_bounds_a[p + 1]]
+            na = codes_a.shape[0]
+            codes_b = tok_codes_b[tok_bounds_b[p]:tok_bounds_b[p + 1]]
+            ustart_b = tok_starts_b[tok_bounds_b[p]:tok_bounds_b[p + 1]]
+            uend_b = tok_ends_b[tok_bounds_b[p]:tok_bounds_b[p + 1]]
+            nb = codes_b.shape[0]
+        else:
+            chars_a, offs_a, codes_a, ustart_a, uend_a, na = _window_units(
+                unit, data_a, starts_a[p], ends_a[p], fold, expand, chars_a, offs_a, codes_a, ustart_a, uend_a)
+            chars_b, offs_b, codes_b, ustart_b, uend_b, nb = _window_units(
+                unit, data_b, starts_b[p], ends_b[p], fold, expand, chars_b, offs_b, codes_b, ustart_b, uend_b)
         lo, hi = seed_offsets[p], seed_offsets[p + 1]
         m = hi - lo
-        ia = np.searchsorted(offs_a[:na], seeds_a[lo:hi] - base_a[p])
-        ib = np.searchsorted(offs_b[:nb], seeds_b[lo:hi] - base_b[p])
+        ia = np.searchsorted(ustart_a[:na], seeds_a[lo:hi] - base_a[p])
+        ib = np.searchsorted(ustart_b[:nb], seeds_b[lo:hi] - base_b[p])
         # by diagonal, then by position in a: np.lexsort((ia, ib - ia)) as two stable sorts (the
         # order decides which spans a capped pair keeps)
         first = np.argsort(ia, kind="mergesort")
@@ -316,10 +372,10 @@ def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, 
             s = by_start[q]
             x, y, length = spans[s, 0], spans[s, 1], spans[s, 2]
             pair[count] = p
-            cols[count, 0] = offs_a[x] + base_a[p]
-            cols[count, 1] = offs_a[x + length - 1] + 1 + base_a[p]
-            cols[count, 2] = offs_b[y] + base_b[p]
-            cols[count, 3] = offs_b[y + length - 1] + 1 + base_b[p]
+            cols[count, 0] = ustart_a[x] + base_a[p]
+            cols[count, 1] = uend_a[x + length - 1] + base_a[p]
+            cols[count, 2] = ustart_b[y] + base_b[p]
+            cols[count, 3] = uend_b[y + length - 1] + base_b[p]
             cols[count, 4] = length
             cols[count, 5] = length - _covered(tpl_lo_a, tpl_hi_a, tpl_offsets_a[p], tpl_offsets_a[p + 1], x, x + length)
             cols[count, 6] = length - _covered(tpl_lo_b, tpl_hi_b, tpl_offsets_b[p], tpl_offsets_b[p + 1], y, y + length)
@@ -359,12 +415,13 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
                    fp_offsets: np.ndarray, fp_pos: np.ndarray, fp_flags: np.ndarray, k: int, *,
                    template_a: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                    template_b: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                   max_spans: int = 1000, max_chars: int = 20_000_000) -> BatchPassages:
+                   max_spans: int = 1000, max_chars: int = 20_000_000, unit: str = "char",
+                   lexer: str = DEFAULT_LEXER) -> BatchPassages:
     """window_passages for each pair p of Arrow string arrays texts_a/texts_b (windows), with the
     boilerplate share of every span from the a-window's sorted fingerprint positions and flags,
-    and its content characters per side: template_a = (offsets, lo, hi), pair p's template
-    intervals lo/hi[offsets[p]:offsets[p + 1]] in its a-window's normalized indices (None: no
-    template)."""
+    and its content units per side: template_a = (offsets, lo, hi), pair p's template
+    intervals lo/hi[offsets[p]:offsets[p + 1]] in its a-window's unit indices (None: no
+    template). Code windows must be whole texts (a lexer's state depends on what precedes)."""
     import pyarrow as pa
 
     if k < 1 or max_spans < 1 or max_chars < 1:
@@ -373,9 +430,18 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
     if not (len(texts_b) == len(base_a) == len(base_b) == len(open_a) == len(open_b) == n
             and len(seed_offsets) == len(fp_offsets) == n + 1):
         raise ValueError("one window of each side, one base and open flag each, and n + 1 offsets per pair")
+    number = unit_number(unit)
     arrays = []
+    tokens: list[np.ndarray] = []
     for texts in (texts_a, texts_b):
         texts = pa.array(texts, pa.string()) if not isinstance(texts, pa.Array) else texts
+        if number == CODE:
+            from ..core.winnowing import code_units_batch
+
+            codes, starts, ends, bounds = code_units_batch(texts, lexer)
+            tokens.extend((bounds, codes, starts, ends))
+        else:
+            tokens.extend((np.zeros(n + 1, np.int64), *(np.zeros(0, np.int64),) * 3))
         if texts.null_count:
             raise ValueError("windows must not be null")
         offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset: texts.offset + n + 1]
@@ -396,7 +462,7 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
         arrays[1][0], arrays[1][1], arrays[1][2], i64(base_b), i64(open_b),
         i64(seed_offsets), i64(seeds_a), i64(seeds_b), i64(fp_offsets), i64(fp_pos),
         np.ascontiguousarray(fp_flags, dtype=np.int64), *templates, fold, expand, int(k), int(max_spans),
-        int(max_chars))
+        int(max_chars), number, *tokens)
     return BatchPassages(pair=pair, start_a=cols[:, 0].copy(), end_a=cols[:, 1].copy(), start_b=cols[:, 2].copy(),
                          end_b=cols[:, 3].copy(), length=cols[:, 4].copy(), content_a=cols[:, 5].copy(),
                          content_b=cols[:, 6].copy(), boilerplate=share, capped=capped, truncated=truncated,

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from .jit import JIT_OPTIONS
+from .units import WORD, _words_into
 
 # Odd, so multiplication by it is a bijection on 64-bit words; its high bits are dense, so every
 # character of a k-gram reaches every bit of the hash within one multiplication.
@@ -326,7 +327,7 @@ def _grow(a, need):
 
 
 @njit(**JIT_OPTIONS)
-def _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, total, codes, offsets):
+def _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, unit, total, codes, offsets):
     """The body of _fingerprint_batch, given scratch codes/offsets (offsets int32 or int64)."""
     ndocs = starts.shape[0]
     norm_chars = np.zeros(ndocs, dtype=np.int64)
@@ -339,6 +340,10 @@ def _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, tot
     out_doc = np.empty(cap, dtype=np.int64)
     out_hash = np.empty(cap, dtype=np.int64)
     out_pos = np.empty(cap, dtype=np.int64)
+    # words (unit WORD): codes, first and last offsets, from the normalized characters
+    word_codes = np.empty(scratch if unit == WORD else 0, dtype=np.int64)
+    word_starts = np.empty(scratch if unit == WORD else 0, dtype=np.int64)
+    word_ends = np.empty(scratch if unit == WORD else 0, dtype=np.int64)
     n_out = 0
     for d in range(ndocs):
         n = _normalize_into(data, starts[d], ends[d], fold, expand, codes, offsets)
@@ -348,8 +353,16 @@ def _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, tot
             offsets = np.empty(scratch, dtype=offsets.dtype)
             hashes = np.empty(scratch, dtype=np.int64)
             selected = np.empty(scratch, dtype=np.int64)
+            if unit == WORD:
+                word_codes = np.empty(scratch, dtype=np.int64)
+                word_starts = np.empty(scratch, dtype=np.int64)
+                word_ends = np.empty(scratch, dtype=np.int64)
             n = _normalize_into(data, starts[d], ends[d], fold, expand, codes, offsets)
-        m = _kgram_hashes_into(codes, n, k, hashes)
+        if unit == WORD:
+            n = _words_into(codes, offsets, n, word_codes, word_starts, word_ends)
+            m = _kgram_hashes_into(word_codes, n, k, hashes)
+        else:
+            m = _kgram_hashes_into(codes, n, k, hashes)
         if mod_p > 0:
             s = _mod_p_into(hashes, m, mod_p, selected)
         else:
@@ -362,7 +375,7 @@ def _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, tot
             at = selected[_u(j)]
             out_doc[_u(n_out + j)] = d
             out_hash[_u(n_out + j)] = hashes[_u(at)]
-            out_pos[_u(n_out + j)] = offsets[_u(at)]
+            out_pos[_u(n_out + j)] = word_starts[_u(at)] if unit == WORD else offsets[_u(at)]
         n_out += s
         norm_chars[d] = n
         kgrams[d] = m
@@ -371,14 +384,15 @@ def _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, tot
 
 
 @njit(**JIT_OPTIONS)
-def _fingerprint_batch(data, starts, ends, fold, expand, k, w, robust, mod_p):
+def _fingerprint_batch(data, starts, ends, fold, expand, k, w, robust, mod_p, unit):
     """Fingerprints of texts data[starts[d]:ends[d]] (UTF-8) for every document d.
 
-    Each document is normalized, hashed and winnowed in scratch arrays reused across the batch
-    (sized for the longest document), so the batch allocates nothing per document. mod_p > 0
-    selects by 0 mod p instead of winnowing. Returns (doc, hash, pos, norm_chars, kgrams,
-    fingerprints): the first three per fingerprint, the last three per document. Offsets are
-    kept as int32 while they fit, which halves their memory traffic.
+    Each document is normalized (and cut into words when unit is WORD), hashed and winnowed in
+    scratch arrays reused across the batch (sized for the longest document), so the batch
+    allocates nothing per document. mod_p > 0 selects by 0 mod p instead of winnowing. Returns
+    (doc, hash, pos, norm_chars, kgrams, fingerprints): the first three per fingerprint, the
+    last three per document (norm_chars counts units). Offsets are kept as int32 while they
+    fit, which halves their memory traffic.
     """
     ndocs = starts.shape[0]
     longest = 0
@@ -391,9 +405,9 @@ def _fingerprint_batch(data, starts, ends, fold, expand, k, w, robust, mod_p):
     codes = np.empty(scratch, dtype=np.int32)
     if longest < _INT32_DOC:
         offsets32 = np.empty(scratch, dtype=np.int32)
-        return _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, total, codes, offsets32)
+        return _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, unit, total, codes, offsets32)
     offsets64 = np.empty(scratch, dtype=np.int64)
-    return _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, total, codes, offsets64)
+    return _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, unit, total, codes, offsets64)
 
 
 @njit(**JIT_OPTIONS)
@@ -430,3 +444,44 @@ def _mod_p(hashes, p):
     selected = np.empty(hashes.shape[0], dtype=np.int64)
     count = _mod_p_into(hashes, hashes.shape[0], p, selected)
     return selected[:count]
+
+
+@njit(**JIT_OPTIONS)
+def _fingerprint_codes(codes, code_starts, bounds, k, w, robust, mod_p):
+    """_fingerprint_batch for units made outside the kernels (code tokens): document d's codes
+    are codes[bounds[d]:bounds[d + 1]], each starting at character code_starts[...] of its text."""
+    ndocs = bounds.shape[0] - 1
+    norm = np.zeros(ndocs, dtype=np.int64)
+    kgrams = np.zeros(ndocs, dtype=np.int64)
+    nfp = np.zeros(ndocs, dtype=np.int64)
+    longest = 1
+    for d in range(ndocs):
+        longest = max(longest, bounds[d + 1] - bounds[d])
+    hashes = np.empty(longest, dtype=np.int64)
+    selected = np.empty(longest, dtype=np.int64)
+    out_doc = np.empty(max(1024, 3 * codes.shape[0] // (w + 1) + 64), dtype=np.int64)
+    out_hash = np.empty(out_doc.shape[0], dtype=np.int64)
+    out_pos = np.empty(out_doc.shape[0], dtype=np.int64)
+    n_out = 0
+    for d in range(ndocs):
+        lo = bounds[d]
+        n = bounds[d + 1] - lo
+        m = _kgram_hashes_into(codes[lo:lo + n], n, k, hashes)
+        if mod_p > 0:
+            s = _mod_p_into(hashes, m, mod_p, selected)
+        else:
+            s = _winnow_into(hashes, m, w, robust, selected)
+        if n_out + s > out_doc.shape[0]:
+            out_doc = _grow(out_doc, n_out + s)
+            out_hash = _grow(out_hash, n_out + s)
+            out_pos = _grow(out_pos, n_out + s)
+        for j in range(s):
+            at = selected[_u(j)]
+            out_doc[_u(n_out + j)] = d
+            out_hash[_u(n_out + j)] = hashes[_u(at)]
+            out_pos[_u(n_out + j)] = code_starts[_u(lo + at)]
+        n_out += s
+        norm[d] = n
+        kgrams[d] = m
+        nfp[d] = s
+    return out_doc[:n_out], out_hash[:n_out], out_pos[:n_out], norm, kgrams, nfp

@@ -18,6 +18,8 @@ import pyarrow as pa
 from .._checks import DEFAULT_W, MAX_WINDOW, resolve_window  # noqa: F401  (re-exported)
 from . import kernel
 from .charfold import fold_table
+from .codetokens import DEFAULT_LEXER, code_tokens
+from .units import CODE, WORD, unit_number
 
 
 def _check_mod_p(mod_p: int) -> int:
@@ -40,11 +42,30 @@ def normalize(text: str) -> tuple[str, np.ndarray]:
     return "".join(map(chr, codes.tolist())), offsets
 
 
-def normalized_offsets(text: str) -> np.ndarray:
-    """Per normalized character of ``text``, its offset in ``text`` (normalize's second half)."""
+def normalized_offsets(text: str, unit: str = "char", lexer: str = DEFAULT_LEXER) -> np.ndarray:
+    """Per normalized unit of ``text`` (character, word or code token), its start offset in ``text``."""
+    return units(text, unit, lexer)[1]
+
+
+def units(text: str, unit: str = "char", lexer: str = DEFAULT_LEXER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The units of ``text`` (webwinnow.core.units): (codes, starts, ends), int64, in text order;
+    unit i comes from the characters text[starts[i]:ends[i]]."""
     _check_text(text)
+    number = unit_number(unit)
+    if number == CODE:
+        return code_tokens(text, lexer)
     fold, expand = fold_table()
-    return kernel._normalize(_utf8(text), fold, expand)[1]
+    codes, offsets = kernel._normalize(_utf8(text), fold, expand)
+    if number == WORD:
+        return _words(codes, offsets)
+    offsets = offsets.astype(np.int64)
+    return codes.astype(np.int64), offsets, offsets + 1
+
+
+def _words(codes: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from .units import _words as words_kernel
+
+    return words_kernel(codes, offsets.astype(np.int64))
 
 
 def text_keys(texts: Iterable[str | None] | pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -66,14 +87,13 @@ def text_keys(texts: Iterable[str | None] | pa.Array | pa.ChunkedArray) -> tuple
     return keys, lengths
 
 
-def kgram_hashes(text: str, k: int = 50) -> tuple[np.ndarray, np.ndarray]:
-    """The hash of every k-gram of the normalized text, and each k-gram's start offset in ``text``."""
+def kgram_hashes(text: str, k: int = 50, unit: str = "char", lexer: str = DEFAULT_LEXER) -> tuple[np.ndarray, np.ndarray]:
+    """The hash of every k-gram of the text's units, and each k-gram's start offset in ``text``."""
     _check_text(text)
     resolve_window(k, w=1)
-    fold, expand = fold_table()
-    codes, offsets = kernel._normalize(_utf8(text), fold, expand)
+    codes, starts, _ = units(text, unit, lexer)
     hashes = kernel._kgram_hashes(codes, int(k))
-    return hashes, offsets[: hashes.shape[0]].copy()
+    return hashes, starts[: hashes.shape[0]].copy()
 
 
 def winnow(hashes: Sequence[int] | np.ndarray, w: int, robust: bool = True) -> np.ndarray:
@@ -100,15 +120,18 @@ def fingerprint(
     *,
     t: int | None = None,
     mod_p: int = 0,
+    unit: str = "char",
+    lexer: str = DEFAULT_LEXER,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fingerprints of one text: ``(hashes int64, positions int64)``, equal length, in text order.
 
-    Texts with fewer than k normalized characters have none; texts with fewer than w k-grams
-    still yield their minimum. ``mod_p > 0`` selects by 0 mod p instead of winnowing. The window
-    is w, or t - k + 1 when the guarantee threshold t is given, else 100.
+    Texts with fewer than k units (normalized characters, words or code tokens) have none;
+    texts with fewer than w k-grams still yield their minimum. ``mod_p > 0`` selects by 0 mod p
+    instead of winnowing. The window is w, or t - k + 1 when the guarantee threshold t is given,
+    else 100.
     """
     _check_text(text)
-    batch = fingerprint_batch([text], k, w, robust, t=t, mod_p=mod_p)
+    batch = fingerprint_batch([text], k, w, robust, t=t, mod_p=mod_p, unit=unit, lexer=lexer)
     return batch.hashes, batch.positions
 
 
@@ -142,21 +165,44 @@ def fingerprint_batch(
     *,
     t: int | None = None,
     mod_p: int = 0,
+    unit: str = "char",
+    lexer: str = DEFAULT_LEXER,
 ) -> Fingerprints:
     """Fingerprints of many texts in one kernel call; nulls count as empty texts.
 
     Takes an Arrow string array (its buffers are used as they are, no copy) or any iterable of
-    ``str``/``None``. The window is w, or t - k + 1 when t is given, else 100.
+    ``str``/``None``. The window is w, or t - k + 1 when t is given, else 100. ``unit``: what a
+    k-gram counts (webwinnow.core.units); ``lexer`` names the Pygments lexer of the code unit.
     """
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be an iterable of str or an Arrow string array, not a single string")
     w = resolve_window(k, w, t)
     mod_p = _check_mod_p(mod_p)
+    number = unit_number(unit)
+    if number == CODE:
+        return _fingerprint_code(texts, int(k), w, bool(robust), mod_p, lexer)
     data, starts, ends = _text_buffers(texts)
     fold, expand = fold_table()
     doc, hashes, pos, norm, kg, counts = kernel._fingerprint_batch(
-        data, starts, ends, fold, expand, int(k), w, bool(robust), mod_p
+        data, starts, ends, fold, expand, int(k), w, bool(robust), mod_p, number
     )
+    return Fingerprints(doc, hashes, pos, norm, kg, counts)
+
+
+def code_units_batch(texts, lexer: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The code tokens of many texts (nulls: none): flat (codes, starts, ends) and per text the
+    bounds of its tokens (n + 1 offsets)."""
+    values = texts.to_pylist() if isinstance(texts, (pa.Array, pa.ChunkedArray)) else list(texts)
+    parts = [code_tokens(_check_text(t), lexer) if t is not None else (np.zeros(0, np.int64),) * 3 for t in values]
+    bounds = np.zeros(len(parts) + 1, np.int64)
+    bounds[1:] = np.cumsum([len(p[0]) for p in parts])
+    flat = [np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64) for i in range(3)]
+    return flat[0], flat[1], flat[2], bounds
+
+
+def _fingerprint_code(texts, k: int, w: int, robust: bool, mod_p: int, lexer: str) -> Fingerprints:
+    codes, starts, _, bounds = code_units_batch(texts, lexer)
+    doc, hashes, pos, norm, kg, counts = kernel._fingerprint_codes(codes, starts, bounds, k, w, robust, mod_p)
     return Fingerprints(doc, hashes, pos, norm, kg, counts)
 
 

@@ -62,9 +62,11 @@ def robust_vs_standard(run: RunOutput | None = None, w: int | None = None, k: in
 
     from ..core.winnowing import kgram_hashes, winnow
 
+    unit, lexer = "char", "c"
     if run is not None:
         made = run.winnow
         w, k = w or made["w"], k or made["k"]
+        unit, lexer = made.get("unit", "char"), made.get("lexer", "c")
     w, k = w or 100, k or 50
     cases: list[tuple[str, str]] = list(LOW_ENTROPY.items())
     if run is not None and run_docs:
@@ -77,7 +79,7 @@ def robust_vs_standard(run: RunOutput | None = None, w: int | None = None, k: in
         cases += [(f"document {urls.get(d) or d} ({100 * r:.0f}% distinct k-grams)", texts[d]) for r, d in scored]
     rows = []
     for name, text in cases:
-        hashes, _ = kgram_hashes(text, k)
+        hashes, _ = kgram_hashes(text, k, unit, lexer)
         n = int(hashes.size)
         if not n:
             continue

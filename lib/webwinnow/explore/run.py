@@ -142,11 +142,11 @@ class RunOutput:
 
         key = max_docs
         if key not in self._kgrams:
-            k = self.winnow["k"]
+            k, unit, lexer = self.winnow["k"], self.winnow.get("unit", "char"), self.winnow.get("lexer", "c")
             found = []
             for ids, texts in self.texts(self.sample_doc_ids(max_docs)):
                 for doc_id, text in zip(ids.tolist(), texts, strict=True):
-                    hashes, _ = kgram_hashes(text, k)
+                    hashes, _ = kgram_hashes(text, k, unit, lexer)
                     if hashes.size:
                         found.append((doc_id, hashes))
             self._kgrams = {key: found}  # one sample at a time: it can be large

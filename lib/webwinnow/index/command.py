@@ -78,13 +78,14 @@ def _command(args: argparse.Namespace, console: Console) -> int:
 
 
 def _winnow_given(args: argparse.Namespace) -> bool:
-    return any(getattr(args, name, None) not in (None, False) for name in ("k", "w", "t", "standard", "mod_p"))
+    return any(getattr(args, name, None) not in (None, False) for name in ("k", "w", "t", "standard", "mod_p", "unit", "lexer"))
 
 
 def _settings(w: WinnowConfig) -> Settings:
     from ..core.charfold import UNICODE_VERSION
 
-    return Settings(k=w.k, w=w.w, robust=w.robust, mod_p=w.mod_p, unit="char", unicode=UNICODE_VERSION)
+    return Settings(k=w.k, w=w.w, robust=w.robust, mod_p=w.mod_p, unit=w.unit, unicode=UNICODE_VERSION,
+                    lexer=w.lexer if w.unit == "code" else "")
 
 
 def _run_settings(run: str) -> WinnowConfig:
@@ -273,7 +274,7 @@ def _append(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console
     started = time.time()
     before = _open_index(idx)
     s = before.settings
-    index_winnow = WinnowConfig(k=s.k, w=s.w, robust=s.robust, mod_p=s.mod_p)
+    index_winnow = WinnowConfig(k=s.k, w=s.w, robust=s.robust, mod_p=s.mod_p, unit=s.unit, lexer=s.lexer or "c")
     if args.from_run:
         run = _where(args.from_run)
         made = _run_settings(run)
@@ -283,8 +284,8 @@ def _append(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console
         inputs = _source_inputs(run)
     else:
         if _winnow_given(args) and cfg.winnow != index_winnow:
-            raise UserError(f"--index {idx} was made with k={s.k}, w={s.w}: an append uses the index's settings "
-                            "(leave out --k/--w/--t/--standard/--mod-p)")
+            raise UserError(f"--index {idx} was made with k={s.k}, w={s.w}, unit {s.unit}: an append uses the index's "
+                            "settings (leave out --k/--w/--t/--standard/--mod-p/--unit)")
         inputs = _listed_inputs(args)
     already = layout.indexed_inputs(idx, before).intersection(inputs)
     if already:

@@ -45,14 +45,15 @@ class Settings:
     w: int
     robust: bool
     mod_p: int
-    unit: str  # "char" (normalized characters); words and code tokens are other units
+    unit: str  # "char" (normalized characters), "word" or "code" (tokens): webwinnow.core.units
     unicode: str  # the Unicode database the character folding comes from
+    lexer: str = ""  # unit "code": the Pygments lexer the tokens come from ("" for other units)
 
     def mismatch(self, other: Settings, *, query_w: bool = False) -> str:
         """Why a query made with `other` cannot use this index ("" = it can). query_w: the query
         may use a larger window (its fingerprints are then a subset of the index's)."""
         wrong = [f"{name} {getattr(other, name)!r} (the index has {getattr(self, name)!r})"
-                 for name in ("k", "robust", "mod_p", "unit", "unicode") if getattr(self, name) != getattr(other, name)]
+                 for name in ("k", "robust", "mod_p", "unit", "lexer", "unicode") if getattr(self, name) != getattr(other, name)]
         if other.w != self.w and not (query_w and other.w > self.w and not self.mod_p):
             wrong.append(f"w {other.w} (the index has {self.w}{'; a query window must be larger' if query_w else ''})")
         return ", ".join(wrong)

@@ -33,7 +33,15 @@ def _extract_params(cfg: RunConfig) -> dict[str, Any]:
     # Task grouping changes no row (tests show it), and max_failed_ratio only decides whether
     # the documents are published at all.
     ignored = {"task_bytes", "max_files_per_task", "max_failed_ratio"}
-    return {k: v for k, v in asdict(cfg.extract).items() if k not in ignored}
+    params = {k: v for k, v in asdict(cfg.extract).items() if k not in ignored}
+    if cfg.winnow.unit == "code":
+        params["text"] = "code"  # the code unit's documents hold the pages' code blocks, not their text
+    return params
+
+
+def _noun(w: dict) -> str:
+    """What the run's counts of normalized units count."""
+    return {"word": "words", "code": "code tokens"}.get(w.get("unit", "char"), "normalized characters")
 
 
 def _pairs_fields(*names: str) -> Callable[[RunConfig], dict[str, Any]]:
@@ -49,8 +57,9 @@ def _extract_lines(e: dict, w: dict) -> list[str]:
 def _fingerprint_lines(f: dict, w: dict) -> list[str]:
     t = w["w"] + w["k"] - 1
     expected, value = ("1/p", 1 / w["mod_p"]) if w["mod_p"] else ("2/(w+1)", 2 / (w["w"] + 1))
-    return [f"{f['documents']:,} documents, {f['norm_chars']:,} normalized chars, {f['kgrams']:,} k-grams "
-            f"→ {f['fingerprints']:,} fingerprints (k={w['k']}, w={w['w']}, t={t}, "
+    unit = "" if w.get("unit", "char") == "char" else f" {w['unit']}s"
+    return [f"{f['documents']:,} documents, {f['norm_chars']:,} {_noun(w)}, {f['kgrams']:,} k-grams "
+            f"→ {f['fingerprints']:,} fingerprints (k={w['k']}, w={w['w']}, t={t}{unit}, "
             f"{'robust' if w['robust'] else 'standard'}{', mod p=' + str(w['mod_p']) if w['mod_p'] else ''})",
             f"density {f['density']:.4f} (expected {expected} = {value:.4f} on random text)"]
 
@@ -69,7 +78,7 @@ def _pairs_lines(p: dict, w: dict) -> list[str]:
 
 def _passages_lines(p: dict, w: dict) -> list[str]:
     return [f"{p['pairs']:,} pairs share content: {p['passages']:,} copied passages, "
-            f"{p['content_chars']:,} normalized characters of content",
+            f"{p['content_chars']:,} {_noun(w)} of content",
             f"{p['template_pairs']:,} pairs share only template text (template_pairs: {p['template_only']:,} "
             f"template, {p['no_passage']:,} no passage)"]
 
@@ -100,7 +109,7 @@ def _lookup_lines(x: dict, w: dict) -> list[str]:
 def _contamination_lines(c: dict, w: dict) -> list[str]:
     return [f"{c['contaminated']:,} of {c['documents']:,} new documents share a passage with the index "
             f"({c['half_covered']:,} at least half covered, {c['covered']:,} wholly); every shared passage of "
-            f"t = {c['t']} normalized characters outside template is found"]
+            f"t = {c['t']} {_noun(w)} outside template is found"]
 
 
 def _report_lines(index: Any, w: dict) -> list[str]:
@@ -134,7 +143,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("extract", "crawl files → documents, ledger", (), ("documents", "ledger"),
           ("inputs", "fresh"), _extract_params, _extract_lines),
     Stage("fingerprint", "documents → fingerprints, doc_stats", ("documents",), ("fingerprints", "doc_stats"),
-          ("winnow", "later"), lambda cfg: asdict(cfg.winnow), _fingerprint_lines),
+          ("winnow", "later"), lambda cfg: cfg.winnow.identity(), _fingerprint_lines),
     Stage("hash_freq", "fingerprints → hash_freq, rank_freq, power-law fit", ("fingerprints", "documents"),
           ("hash_freq", "rank_freq"), ("later",), summary=_hash_freq_lines),
     Stage("lookup", "check: fingerprints + an index → indexed_documents ...", ("fingerprints", "documents"),

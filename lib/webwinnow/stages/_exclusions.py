@@ -36,7 +36,8 @@ def exclusion_texts(paths: list[str], extract_cfg: ExtractConfig) -> list[str]:
     return texts
 
 
-def exclusion_hashes(paths: list[str], k: int, extract_cfg: ExtractConfig) -> np.ndarray:
-    """Sorted unique k-gram hashes of every exclusion text."""
-    parts = [kgram_hashes(text, k)[0] for text in exclusion_texts(paths, extract_cfg)]
+def exclusion_hashes(paths: list[str], k: int, extract_cfg: ExtractConfig, unit: str = "char",
+                     lexer: str = "c") -> np.ndarray:
+    """Sorted unique k-gram hashes (of k units) of every exclusion text."""
+    parts = [kgram_hashes(text, k, unit, lexer)[0] for text in exclusion_texts(paths, extract_cfg)]
     return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)

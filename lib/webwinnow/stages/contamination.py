@@ -44,12 +44,13 @@ def covered(offsets: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> int:
     return total + int(np.searchsorted(offsets, hi) - np.searchsorted(offsets, lo))
 
 
-def coverage_arrow(batches):
+def coverage_arrow(batches, unit: str = "char", lexer: str = "c"):
+    """CONTAMINATION rows: per new document its spans, matches and the share of its units covered."""
     for batch in batches:
         rows = batch.to_pylist()
         out = []
         for r in rows:
-            offsets = normalized_offsets(r["text"] or "")
+            offsets = normalized_offsets(r["text"] or "", unit, lexer)
             spans = r["spans"] or []
             starts = np.array([s["start"] for s in spans], np.int64)
             ends = np.array([s["end"] for s in spans], np.int64)
@@ -64,6 +65,7 @@ def coverage_arrow(batches):
 
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
+    unit, lexer = cfg.winnow.unit, cfg.winnow.lexer
     indexed = read_table(spark, out, "indexed_documents").select(
         F.col("doc_id").alias("doc_a"), F.col("url").alias("i_url"), F.col("warc_file").alias("i_file"),
         F.col("warc_offset").alias("i_offset"))
@@ -80,7 +82,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
     new = (read_table(spark, out, "documents").filter(F.col("status") == "ok")
            .select("doc_id", F.col("record_id").alias("item_id"), "url", "warc_file", "warc_offset", "text"))
     rows = (new.join(matches, "doc_id", "left").join(spans, "doc_id", "left").select(*_GIVEN)
-            .mapInArrow(coverage_arrow, spark_schema(schemas.CONTAMINATION)))
+            .mapInArrow(lambda batches: coverage_arrow(batches, unit, lexer), spark_schema(schemas.CONTAMINATION)))
     t = cfg.winnow.w + cfg.winnow.k - 1
     write_table(rows, out, "contamination", cfg, "contamination", {"t": t})
     row = read_table(spark, out, "contamination").agg(

@@ -40,7 +40,7 @@ from ..analysis.boilerplate import is_boilerplate
 from ..analysis.removal import cut, merge_spans, original_spans, span_chars, subtract_spans
 from ..analysis.template import template_intervals
 from ..config import RunConfig
-from ..core.winnowing import fingerprint, normalized_offsets
+from ..core.winnowing import fingerprint, units
 from ..tables import read_table_config, write_table
 from ._frames import read_table, spark_schema, url_host
 from .pairs import SOURCE_BASES, boilerplate_hashes
@@ -63,7 +63,7 @@ def dedup_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: 
             sources = sorted({c["source"] for c in r["cuts"] or ()})
             template: list[tuple[int, int]] = []
             if r["strip"] and r["duplicate_of"] is None:
-                template = subtract_spans(template_spans(text, w.k, w.w, w.robust, w.mod_p, boilerplate), copies)
+                template = subtract_spans(template_spans(text, w.k, w.w, w.robust, w.mod_p, boilerplate, w.unit), copies)
             removed = merge_spans(copies + template, n)
             kept: str | None = cut(text, removed)
             reason = "near_duplicate" if r["duplicate_of"] is not None else None
@@ -86,13 +86,14 @@ def dedup_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: 
         yield pa.RecordBatch.from_pydict(out, schema=schemas.DEDUPED)
 
 
-def template_spans(text: str, k: int, w: int, robust: bool, mod_p: int, boilerplate: np.ndarray) -> list[tuple[int, int]]:
+def template_spans(text: str, k: int, w: int, robust: bool, mod_p: int, boilerplate: np.ndarray,
+                   unit: str = "char") -> list[tuple[int, int]]:
     """A page's template text as merged character spans of the original text."""
-    hashes, positions = fingerprint(text, k=k, w=w, robust=robust, mod_p=mod_p)
-    offsets = normalized_offsets(text)
+    hashes, positions = fingerprint(text, k=k, w=w, robust=robust, mod_p=mod_p, unit=unit)
+    _, offsets, ends = units(text, unit)
     lo, hi = template_intervals(np.searchsorted(offsets, positions), is_boilerplate(hashes, boilerplate), k, w,
                                 len(offsets))
-    return merge_spans(original_spans(offsets, lo, hi), len(text))
+    return merge_spans(original_spans(offsets, lo, hi, ends), len(text))
 
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:

@@ -34,10 +34,11 @@ class FingerprintResult:
         return self.fingerprints / self.kgrams if self.kgrams else 0.0
 
 
-def fingerprint_arrow(batch: pa.RecordBatch, k: int, w: int, robust: bool, mod_p: int) -> pa.RecordBatch:
+def fingerprint_arrow(batch: pa.RecordBatch, k: int, w: int, robust: bool, mod_p: int, unit: str = "char",
+                      lexer: str = "c") -> pa.RecordBatch:
     """FINGERPRINT_ROWS for a batch of (doc_id, text): fingerprints, then one stats row per doc."""
     ids = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    fp = fingerprint_batch(batch.column(1), k, w, robust, mod_p=mod_p)
+    fp = fingerprint_batch(batch.column(1), k, w, robust, mod_p=mod_p, unit=unit, lexer=lexer)
     n_fp, n_docs = len(fp.hashes), len(ids)
     if n_fp and int(fp.positions.max()) > np.iinfo(np.int32).max:
         raise ValueError("a document longer than 2^31 characters: lower extract.max_decoded_bytes")
@@ -57,14 +58,14 @@ def fingerprint_arrow(batch: pa.RecordBatch, k: int, w: int, robust: bool, mod_p
 
 def run(spark: SparkSession, cfg: RunConfig, out: str) -> FingerprintResult:
     wcfg = cfg.winnow
-    k, w, robust, mod_p = wcfg.k, wcfg.w, wcfg.robust, wcfg.mod_p
+    k, w, robust, mod_p, unit, lexer = wcfg.k, wcfg.w, wcfg.robust, wcfg.mod_p, wcfg.unit, wcfg.lexer
 
     inject = injected_stages(spark)
 
     def kernel(batches):
         for batch in batches:
             maybe_fail("fingerprint", inject)
-            yield fingerprint_arrow(batch, k, w, robust, mod_p)
+            yield fingerprint_arrow(batch, k, w, robust, mod_p, unit, lexer)
 
     docs = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
     rows = docs.mapInArrow(kernel, spark_schema(schemas.FINGERPRINT_ROWS))

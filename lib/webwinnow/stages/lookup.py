@@ -68,7 +68,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, idx: str, manifest: Manif
 
         def kernel(batches):
             for batch in batches:
-                yield fingerprint_arrow(batch, s.k, s.w, s.robust, s.mod_p)
+                yield fingerprint_arrow(batch, s.k, s.w, s.robust, s.mod_p, s.unit, s.lexer or "c")
 
         rows = (read_table(spark, out, "indexed_documents").select("doc_id", "text")
                 .mapInArrow(kernel, spark_schema(schemas.FINGERPRINT_ROWS)))

@@ -106,7 +106,7 @@ def window_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray)
 def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
     w = cfg.winnow
     data, text_starts, text_ends = _text_buffers(batch.column("text"))
-    fp = fingerprint_batch(batch.column("text"), w.k, w.w, w.robust, mod_p=w.mod_p)
+    fp = fingerprint_batch(batch.column("text"), w.k, w.w, w.robust, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
     fp_bounds = np.searchsorted(fp.doc, np.arange(batch.num_rows + 1))
     fp_flags_all = is_boilerplate(fp.hashes, boilerplate)
     fold, expand = fold_table()
@@ -121,9 +121,16 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
     for row in range(batch.num_rows):
         lo, hi = offsets[row], offsets[row + 1]
         doc = data[text_starts[row]:text_ends[row]]
-        _, norm_offsets = kernel._normalize(doc, fold, expand)
-        start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg))
+        norm_offsets, norm_ends = _doc_units(doc, w.unit, w.lexer, fold, expand)
         char_bytes = _char_bytes(doc)
+        if w.unit == "code":  # whole texts: a lexer's tokens depend on all that precedes
+            chars = len(char_bytes) - 1 if char_bytes is not None else len(doc)
+            start = np.zeros(hi - lo, np.int64)
+            end = np.full(hi - lo, chars, np.int64)
+            opened = np.zeros(hi - lo, np.int64)
+        else:
+            start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg),
+                                              norm_ends)
         parts["byte_lo"].append(text_starts[row] + (char_bytes[start] if char_bytes is not None else start))
         parts["byte_hi"].append(text_starts[row] + (char_bytes[end] if char_bytes is not None else end))
         parts["start"].append(start)
@@ -152,6 +159,23 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
             yield _window_batch(data, parts, {name: col[first_request:hi] for name, col in fields.items()})
             parts = {name: [] for name in parts}
             first_request, held = hi, 0
+
+
+def _doc_units(doc: np.ndarray, unit: str, lexer: str, fold: np.ndarray, expand: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The starts of a UTF-8 text's units and their ends (None for characters: start + 1)."""
+    if unit == "code":
+        from ..core.codetokens import code_tokens
+
+        _, starts, ends = code_tokens(doc.tobytes().decode("utf-8", "surrogatepass"), lexer)
+        return starts, ends
+    chars, offsets = kernel._normalize(doc, fold, expand)
+    if unit == "word":
+        from ..core.units import _words
+
+        _, starts, ends = _words(chars, offsets.astype(np.int64))
+        return starts, ends
+    return offsets, None
 
 
 def _char_bytes(doc: np.ndarray) -> np.ndarray | None:
@@ -208,7 +232,7 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         _offsets(fp), fp.flatten().to_numpy(zero_copy_only=False),
         table.column("fp_boilerplate").chunk(0).take(ra).flatten().to_numpy(zero_copy_only=False),
         cfg.winnow.k, template_a=template(ra), template_b=template(rb), max_spans=cfg.pairs.max_spans,
-        max_chars=cfg.pairs.max_chars)
+        max_chars=cfg.pairs.max_chars, unit=cfg.winnow.unit, lexer=cfg.winnow.lexer)
     pairs_a, pairs_b = doc_a[r], doc_b[r]
     redo = np.flatnonzero(found.truncated)
     n_redo = len(redo)

@@ -1,0 +1,126 @@
+"""Code tokens: program text as a sequence of token codes, by a Pygments lexer (the ``code`` unit).
+
+MOSS's and Analogi's normalization: what a copier changes without changing the program is made
+equal, what shapes the program is kept.
+
+* identifiers (Pygments' ``Name`` tokens, builtins excepted) all become one token ``ID``, so a
+  renamed variable hides nothing;
+* string literals become ``STR`` (a run of string tokens, quotes, escapes and interpolations
+  included, is one literal), numbers ``NUM``, other literals ``LIT``;
+* comments and whitespace are dropped; so are the lexer's ``Text`` tokens that are whitespace,
+  while other ``Text`` (a shell lexer's command words) is cut at whitespace into words kept as
+  they are;
+* everything else (keywords, operators, punctuation, builtins, preprocessor lines) is kept as
+  its exact text.
+
+A token's code is a 63-bit BLAKE2b of its class and text: the same in every process (Python's
+own ``hash`` of a string is not). Its range is the token's characters in the text; a literal
+spans all its parts.
+
+One lexer tokenizes every text of a run (``winnow.lexer``), so the same code is always the
+same tokens: a lexer picked per page from its markup would tokenize a copy differently whenever
+two sites label the same snippet differently. Any Pygments lexer name works; ``c`` (the
+default) tokenizes the C family, JavaScript, Java and shell-like snippets usefully too.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+
+import numpy as np
+
+DEFAULT_LEXER = "c"
+
+
+@functools.lru_cache(maxsize=16)
+def lexer(name: str):
+    """The Pygments lexer called `name`, configured to leave the text as it is (positions stay
+    offsets of the text given)."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_by_name(name, stripnl=False, stripall=False, ensurenl=False, tabsize=0)
+    except ClassNotFound:
+        raise ValueError(f"no Pygments lexer is called {name!r}: name one 'pygmentize -L lexers' lists "
+                         "(python, c, java, javascript, bash, ...)") from None
+
+
+def check_lexer(name: str) -> str:
+    """name, if Pygments has such a lexer (else a ValueError saying how to find one)."""
+    lexer(name)
+    return name
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _code(kind: str, text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{kind}\0{text}".encode("utf-8", "surrogatepass"),
+                                          digest_size=8).digest(), "big") >> 1
+
+
+def _kind(tokentype) -> str | None:
+    """The normalized class of a Pygments token type: ID, STR, NUM, LIT, "" (kept as its text),
+    None (dropped), or TEXT (cut into words)."""
+    from pygments import token as T
+
+    if tokentype in T.Comment:
+        return "" if tokentype in T.Comment.Preproc or tokentype in T.Comment.PreprocFile else None
+    if tokentype in T.Name:
+        return "" if tokentype in T.Name.Builtin else "ID"
+    if tokentype in T.Literal.String:
+        return "STR"
+    if tokentype in T.Literal.Number:
+        return "NUM"
+    if tokentype in T.Literal:
+        return "LIT"
+    if tokentype in T.Text:  # Text, Text.Whitespace
+        return "TEXT"
+    return ""
+
+
+_KINDS: dict = {}
+
+
+def code_tokens(text: str, lexer_name: str = DEFAULT_LEXER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(codes int64, starts int64, ends int64) of the tokens of `text`, in text order."""
+    lex = lexer(lexer_name)
+    codes: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    literal = False  # the last token kept was a literal that the next string part extends
+    # a line comment at the very end needs its newline (the C lexer's rule ends with one)
+    for start, tokentype, value in lex.get_tokens_unprocessed(text + "\n"):
+        if start >= len(text):
+            break
+        value = value[: len(text) - start]
+        kind = _KINDS.get(tokentype, 0)
+        if kind == 0:
+            kind = _KINDS[tokentype] = _kind(tokentype)
+        if kind is None:
+            literal = False
+            continue
+        if kind == "TEXT":
+            literal = False
+            offset = 0
+            for word in value.split():
+                at = value.index(word, offset)
+                offset = at + len(word)
+                codes.append(_code("", word))
+                starts.append(start + at)
+                ends.append(start + offset)
+            continue
+        if kind == "STR" and literal:
+            ends[-1] = start + len(value)
+            continue
+        if kind == "" and not value.strip():
+            literal = False
+            continue
+        if kind == "":
+            start += len(value) - len(value.lstrip())
+            value = value.strip()
+        codes.append(_code(kind, value if kind == "" else ""))
+        starts.append(start)
+        ends.append(start + len(value))
+        literal = kind == "STR"
+    return (np.asarray(codes, np.int64), np.asarray(starts, np.int64), np.asarray(ends, np.int64))

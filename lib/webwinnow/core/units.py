@@ -1,0 +1,101 @@
+"""Units: what a k-gram counts. Normalized characters (the default), words, or code tokens.
+
+Every unit turns a text into a sequence of integer codes, each with the character range
+[start, end) of the original text it came from; k-grams of codes are hashed and winnowed the
+same way whatever the unit, and a fingerprint's position is the start of its k-gram's first unit.
+
+* ``char``: one code per normalized character (webwinnow.core.charfold); start = end - 1 = the
+  offset of the original character it folds from.
+* ``word``: one code per word. A word is a maximal run of normalized characters that come from
+  consecutive original characters (nothing dropped between them: a space, a hyphen or an
+  apostrophe ends a word), except that each Han ideograph and each kana is a word of its own
+  (Chinese and Japanese write no spaces; search engines index them the same way, as unigrams).
+  Its code is a 64-bit hash of its normalized characters, so equal words have equal codes
+  whatever their case, accents or compatibility forms. Runs of Thai, Lao, Khmer or Myanmar
+  letters (no spaces either, but no split without a dictionary) are one word each.
+* ``code``: tokens of program code (webwinnow.core.codetokens): identifiers and literals
+  normalized, so renaming a variable does not hide a copy.
+
+The guarantee holds in the unit: any shared run of at least t = w + k - 1 codes yields a shared
+fingerprint, and no run shorter than k codes matches. Words and tokens are split the same way
+in a window of a text (cut at unit boundaries) as in the whole text, which the passages stage
+relies on for words; code windows are whole texts (a lexer's state depends on what came before).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .jit import JIT_OPTIONS
+
+CHAR, WORD, CODE = 0, 1, 2
+UNITS = ("char", "word", "code")
+#: k and w when a unit is chosen without them: the paper's web setting for characters, Noplag's
+#: word 5-grams in windows of 16, and Analogi's (MOSS's row of the paper) 5 tokens in windows of 4.
+DEFAULTS = {"char": (50, 100), "word": (5, 16), "code": (5, 4)}
+#: What the tables' counts of normalized units (norm_chars, length, content_chars...) count.
+NOUNS = {"char": "normalized characters", "word": "words", "code": "code tokens"}
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+def unit_number(unit: str) -> int:
+    """The kernels' number for a unit name."""
+    try:
+        return UNITS.index(unit)
+    except ValueError:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}") from None
+
+
+@njit(**JIT_OPTIONS)
+def _alone(cp):
+    """Whether a normalized code point is a word of its own: kana and Han ideographs."""
+    return (0x3040 <= cp <= 0x30FF or 0x3400 <= cp <= 0x4DBF or 0x4E00 <= cp <= 0x9FFF
+            or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp <= 0x3FFFF)
+
+
+@njit(**JIT_OPTIONS)
+def _word_code(chars, i, j):
+    """The code of the word chars[i:j]: FNV-1a over its code points, then SplitMix64's finalizer
+    (FNV alone leaves the low bits of short words weakly mixed)."""
+    h = _FNV_OFFSET
+    for q in range(i, j):
+        h = (h ^ np.uint64(chars[q])) * _FNV_PRIME
+    h = (h ^ (h >> _S30)) * _MIX1
+    h = (h ^ (h >> _S27)) * _MIX2
+    h = h ^ (h >> _S31)
+    return np.int64(h)
+
+
+@njit(**JIT_OPTIONS)
+def _words_into(chars, offsets, n, codes, starts, ends):
+    """The words of the normalized characters chars[:n] (offsets: each one's original offset)
+    into codes/starts/ends (room for n entries); returns their count."""
+    count = 0
+    i = 0
+    while i < n:
+        j = i + 1
+        if not _alone(chars[i]):
+            while j < n and offsets[j] - offsets[j - 1] <= 1 and not _alone(chars[j]):
+                j += 1
+        codes[count] = _word_code(chars, i, j)
+        starts[count] = offsets[i]
+        ends[count] = offsets[j - 1] + 1
+        count += 1
+        i = j
+    return count
+
+
+@njit(**JIT_OPTIONS)
+def _words(chars, offsets):
+    n = chars.shape[0]
+    codes = np.empty(n, dtype=np.int64)
+    starts = np.empty(n, dtype=np.int64)
+    ends = np.empty(n, dtype=np.int64)
+    count = _words_into(chars, offsets, n, codes, starts, ends)
+    return codes[:count], starts[:count], ends[:count]

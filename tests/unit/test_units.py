@@ -1,0 +1,267 @@
+"""Units other than characters: words and code tokens, against the naive reference and their guarantee."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import webwinnow as ww
+from webwinnow.analysis.spans import batch_passages, copied_passages, text_windows, window_passages
+from webwinnow.config import load_config
+from webwinnow.core.codetokens import code_tokens, lexer
+from webwinnow.core.winnowing import units
+
+import naive
+
+# letters of several scripts, expansions (ß, ﬁ, ㌀), kana and ideographs, digits, and what separates words
+WORD_CHARS = "abcXYZ09ßﬁǅéÉ東京都ひらカタ㌀Ωω" + " -'.,\n\t"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(WORD_CHARS), max_size=60) | st.text(max_size=40))
+def test_words_match_the_definition(text):
+    codes, starts, ends = units(text, "word")
+    want = naive.words(text)
+    assert [(s, e) for _, s, e in want] == list(zip(starts.tolist(), ends.tolist()))
+    assert [naive.word_code(x) for x, _, _ in want] == codes.tolist()
+
+
+def test_word_examples():
+    text = "Don't STOP—the Straße, 東京 e-mail"
+    got = [text[s:e] for s, e in zip(*units(text, "word")[1:])]
+    assert got == ["Don", "t", "STOP", "the", "Straße", "東", "京", "e", "mail"]
+    # equal words are equal codes whatever their case, width or compatibility form
+    a, b = units("STRASSE ﬁne Ｗｉｄｅ", "word")[0], units("strasse fine wide", "word")[0]
+    assert a.tolist() == b.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(WORD_CHARS), max_size=200), st.sampled_from([(1, 1), (2, 3), (3, 4), (5, 16)]),
+       st.booleans())
+def test_word_fingerprints_match_naive(text, kw, robust):
+    k, w = kw
+    hashes, positions = ww.fingerprint(text, k=k, w=w, robust=robust, unit="word")
+    want_h, want_p = naive.word_fingerprint(text, k, w, robust)
+    assert hashes.tolist() == want_h and positions.tolist() == want_p
+
+
+def test_word_batch_equals_one_at_a_time():
+    rng = random.Random(5)
+    texts = [" ".join(rng.choice(VOCAB) for _ in range(rng.randint(0, 300))) for _ in range(30)] + [None, ""]
+    batch = ww.fingerprint_batch(texts, 5, 16, unit="word")
+    for d, text in enumerate(texts):
+        h, p = ww.fingerprint(text or "", 5, 16, unit="word")
+        assert batch.hashes[batch.doc == d].tolist() == h.tolist()
+        assert batch.positions[batch.doc == d].tolist() == p.tolist()
+        assert batch.norm_chars[d] == len(units(text or "", "word")[0])
+
+
+VOCAB = [f"w{i}" for i in range(50_000)]
+
+
+def _styled(rng: random.Random, words: list[str]) -> str:
+    """Words joined as a copier might re-type them: other case, spacing, punctuation, line breaks."""
+    out = []
+    for word in words:
+        out.append(word.upper() if rng.random() < 0.2 else word)
+        out.append(rng.choice([" ", "  ", "\n", ", ", " - ", ".\t"]))
+    return "".join(out)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([(1, 1), (3, 4), (5, 16), (8, 3)]), st.integers(0, 30), st.booleans(), st.integers(0, 2**32))
+def test_a_shared_run_of_t_words_shares_a_fingerprint(kw, extra, robust, seed):
+    """The guarantee in words: any run of t = w + k - 1 equal words shares a fingerprint."""
+    k, w = kw
+    t = w + k - 1
+    rng = random.Random(seed)
+    small = VOCAB[:30]  # few distinct words: many repeats and ties, the hard case for winnowing
+    shared = [rng.choice(small) for _ in range(t + extra)]
+    text_a = _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))]) + " " + _styled(rng, shared) + \
+        " " + _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))])
+    text_b = _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))]) + " " + _styled(rng, shared) + \
+        " " + _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))])
+    ha, _ = ww.fingerprint(text_a, k=k, w=w, robust=robust, unit="word")
+    hb, _ = ww.fingerprint(text_b, k=k, w=w, robust=robust, unit="word")
+    assert set(ha.tolist()) & set(hb.tolist())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_shared_run_shorter_than_k_words_shares_nothing(seed):
+    """Words drawn from 50,000: a k-gram of a equal to one of b would have to line up on the
+    shared run (shorter than k, and the words around it differ) or pair independent draws
+    (probability 50,000^-k per pair of k-grams)."""
+    rng = random.Random(seed)
+    k = rng.choice([3, 5, 8])
+    shared = [rng.choice(VOCAB) for _ in range(k - 1)]
+    a = [rng.choice(VOCAB) for _ in range(200)] + ["beforeA"] + shared + ["afterA"] + [rng.choice(VOCAB) for _ in range(200)]
+    b = [rng.choice(VOCAB) for _ in range(200)] + ["beforeB"] + shared + ["afterB"] + [rng.choice(VOCAB) for _ in range(200)]
+    ha, _ = ww.fingerprint(" ".join(a), k=k, w=1, unit="word")  # w = 1: every k-gram is a fingerprint
+    hb, _ = ww.fingerprint(" ".join(b), k=k, w=1, unit="word")
+    assert not set(ha.tolist()) & set(hb.tolist())
+    assert len(ha) == len(units(" ".join(a), "word")[0]) - k + 1
+
+
+def _word_seeds(a: str, b: str, k: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    ha, pa = ww.fingerprint(a, k=k, w=w, unit="word")
+    hb, pb = ww.fingerprint(b, k=k, w=w, unit="word")
+    pairs = [(p, q) for x, p in zip(ha.tolist(), pa.tolist()) for y, q in zip(hb.tolist(), pb.tolist()) if x == y]
+    return np.array([p for p, _ in pairs], np.int64), np.array([q for _, q in pairs], np.int64)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_word_passages_equal_the_naive_spans(seed):
+    rng = random.Random(seed)
+    k, w = rng.choice([(3, 4), (5, 16), (2, 2)])
+    small = VOCAB[:200]
+    shared = [_styled(rng, [rng.choice(small) for _ in range(rng.randint(5, 60))]) for _ in range(rng.randint(1, 3))]
+    a = " ".join(_styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 50))]) + " " + s for s in shared)
+    b = _styled(rng, [rng.choice(small) for _ in range(20)]) + " " + " 東京 ".join(reversed(shared)) + " Straße"
+    pos_a, pos_b = _word_seeds(a, b, k, w)
+    got = copied_passages(a, b, pos_a, pos_b, k, unit="word")
+    spans = set(zip(got.start_a.tolist(), got.end_a.tolist(), got.start_b.tolist(), got.end_b.tolist(), got.length.tolist()))
+    assert spans == naive.copied_word_spans(a, b, k, w)
+    for s in zip(got.start_a, got.end_a, got.start_b, got.end_b, got.length):
+        assert [x for x, _, _ in naive.words(a[s[0]:s[1]])] == [x for x, _, _ in naive.words(b[s[2]:s[3]])]
+        assert len(naive.words(a[s[0]:s[1]])) == s[4] >= k
+
+
+@pytest.mark.parametrize("margin", [0, 4, 1000])
+def test_word_windows_give_the_whole_texts_passages_or_say_truncated(margin):
+    """The passages stage's windows, cut at word boundaries: the same words as the whole text."""
+    rng = random.Random(margin)
+    k, w = 3, 5
+    small = VOCAB[:300]
+    cases = []
+    for _ in range(30):
+        shared = _styled(rng, [rng.choice(small) for _ in range(rng.randint(8, 40))])
+        a = _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 60))]) + " 東京" + shared + "Ünï " + _styled(rng, small[:9])
+        b = "ﬁrst " + shared + " " + _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 30))])
+        pos_a, pos_b = _word_seeds(a, b, k, w)
+        if not len(pos_a):
+            continue
+        windows = []
+        for text, pos in ((a, pos_a), (b, pos_b)):
+            _, starts, ends = units(text, "word")
+            start, end, opened = text_windows(starts, pos.min(keepdims=True), pos.max(keepdims=True), k, margin, ends)
+            windows.append((text[int(start[0]):int(end[0])], int(start[0]), int(opened[0])))
+        cases.append((a, b, pos_a, pos_b, windows))
+    empty = np.zeros(len(cases) + 1, np.int64)
+    got = batch_passages([c[4][0][0] for c in cases], [c[4][1][0] for c in cases],
+                         np.array([c[4][0][1] for c in cases]), np.array([c[4][1][1] for c in cases]),
+                         np.array([c[4][0][2] for c in cases]), np.array([c[4][1][2] for c in cases]),
+                         np.concatenate([[0], np.cumsum([len(c[2]) for c in cases])]),
+                         np.concatenate([c[2] for c in cases]), np.concatenate([c[3] for c in cases]),
+                         empty, np.zeros(0, np.int64), np.zeros(0, bool), k, unit="word")
+    settled = 0
+    for p, (a, b, pos_a, pos_b, ((wa, sa, oa), (wb, sb, ob))) in enumerate(cases):
+        windowed = window_passages(wa, wb, sa, sb, oa, ob, pos_a, pos_b, k, unit="word")
+        assert got.truncated[p] == (windowed is None)
+        if windowed is None:
+            continue
+        settled += 1
+        whole = copied_passages(a, b, pos_a, pos_b, k, unit="word")
+        mine = got.pair == p
+        spans = set(zip(got.start_a[mine].tolist(), got.end_a[mine].tolist(), got.start_b[mine].tolist(),
+                        got.end_b[mine].tolist(), got.length[mine].tolist()))
+        assert spans == set(zip(whole.start_a.tolist(), whole.end_a.tolist(), whole.start_b.tolist(),
+                                whole.end_b.tolist(), whole.length.tolist()))
+        assert got.union[p, 0] == got.union[p, 1]  # no template given: every copied word is content
+    if margin == 1000:  # windows that hold the whole texts are never truncated
+        assert settled == len(cases) >= 25
+
+
+# -- code tokens ------------------------------------------------------------------------------
+
+ORIGINAL = '''
+int count_words(const char *text, int limit) {
+    int total = 0;  /* words seen */
+    for (int i = 0; text[i] && i < limit; i++) {
+        if (text[i] == ' ') total += 1;
+    }
+    printf("%d words\\n", total);
+    return total + 0x10;
+}
+'''
+RENAMED = '''// the same function, renamed and reformatted
+int   n_w(const char*s,int max){int n=0;
+  for(int j=0;s[j]&&j<max;j++){ if(s[j]=='x')n+=1; }
+  printf("words: %d", n); return n+16;}
+'''
+
+
+def test_renamed_identifiers_and_literals_and_comments_change_no_token():
+    a, b = code_tokens(ORIGINAL, "c")[0], code_tokens(RENAMED, "c")[0]
+    assert a.tolist() == b.tolist()
+    # a different operator is a different program
+    assert code_tokens(ORIGINAL.replace("+= 1", "-= 1"), "c")[0].tolist() != a.tolist()
+
+
+def test_token_ranges_are_the_tokens_text():
+    codes, starts, ends = code_tokens(ORIGINAL, "c")
+    pieces = [ORIGINAL[s:e] for s, e in zip(starts.tolist(), ends.tolist())]
+    assert pieces[:7] == ["int", "count_words", "(", "const", "char", "*", "text"]
+    assert '"%d words\\n"' in pieces  # a string literal is one token, quotes and escapes included
+    assert "words seen" not in " ".join(pieces)  # comments are dropped
+    assert all(p.strip() == p and p for p in pieces)
+
+
+def test_text_tokens_of_a_shell_lexer_are_cut_into_words():
+    text = "tar -xzf archive.tar.gz && cd archive\n"
+    pieces = [text[s:e] for s, e in zip(*code_tokens(text, "bash")[1:])]
+    assert "tar" in pieces and "cd" in pieces and all(" " not in p for p in pieces)
+
+
+def test_code_fingerprints_find_a_renamed_copy_with_exact_spans():
+    k, w = 5, 4
+    page_a = "intro text\n" + ORIGINAL + "\nint other(void) { return 1; }\n"
+    page_b = "x = 1;\n" + RENAMED
+    ha, pa = ww.fingerprint(page_a, k=k, w=w, unit="code")
+    hb, pb = ww.fingerprint(page_b, k=k, w=w, unit="code")
+    pairs = [(p, q) for x, p in zip(ha.tolist(), pa.tolist()) for y, q in zip(hb.tolist(), pb.tolist()) if x == y]
+    assert pairs
+    got = copied_passages(page_a, page_b, np.array([p for p, _ in pairs]), np.array([q for _, q in pairs]), k, unit="code")
+    longest = int(np.argmax(got.length))
+    assert page_a[got.start_a[longest]:got.end_a[longest]].startswith("int count_words")
+    assert page_a[got.start_a[longest]:got.end_a[longest]].endswith("0x10;\n}")
+    assert page_b[got.start_b[longest]:got.end_b[longest]].startswith("int   n_w")
+    assert got.length[longest] == len(code_tokens(ORIGINAL, "c")[0])
+
+
+def test_code_batch_passages_take_whole_texts():
+    k, w = 5, 4
+    a, b = "int z;\n" + ORIGINAL, RENAMED
+    pos_a, pos_b = [], []
+    ha, pa = ww.fingerprint(a, k=k, w=w, unit="code")
+    hb, pb = ww.fingerprint(b, k=k, w=w, unit="code")
+    for x, p in zip(ha.tolist(), pa.tolist()):
+        for y, q in zip(hb.tolist(), pb.tolist()):
+            if x == y:
+                pos_a.append(p)
+                pos_b.append(q)
+    got = batch_passages([a], [b], np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
+                         np.zeros(1, np.int64), np.array([0, len(pos_a)]), np.array(pos_a), np.array(pos_b),
+                         np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0, bool), k, unit="code", lexer="c")
+    whole = copied_passages(a, b, np.array(pos_a), np.array(pos_b), k, unit="code")
+    assert got.start_a.tolist() == whole.start_a.tolist() and got.end_b.tolist() == whole.end_b.tolist()
+    assert got.length.tolist() == whole.length.tolist() and len(whole) >= 1
+
+
+def test_lexer_names_are_checked():
+    with pytest.raises(ValueError, match="no Pygments lexer is called 'nope'"):
+        lexer("nope")
+    assert lexer("python") is lexer("python")
+
+
+def test_a_unit_brings_its_k_and_w_unless_given():
+    assert (lambda c: (c.k, c.w))(load_config([], {"winnow": {"unit": "word"}}).winnow) == (5, 16)
+    assert (lambda c: (c.k, c.w))(load_config([], {"winnow": {"unit": "code"}}).winnow) == (5, 4)
+    assert load_config([], {"winnow": {"unit": "word", "k": 7}}).winnow.k == 7
+    with pytest.raises(ValueError, match="winnow.unit must be one of char, word, code"):
+        load_config([], {"winnow": {"unit": "line"}})
+    # a char run's settings say what they said before units existed: its tables stay current
+    assert "unit" not in load_config([]).winnow.identity()
