@@ -79,6 +79,9 @@ class Plan:
                                            ("--keep-near-duplicates", self.args.keep_near_duplicates)) if on]
             if given:
                 raise UserError(f"{', '.join(given)}: options of the dedup stage; add --dedup to run it")
+        if self.args.command == "run" and self.args.dedup and self.cfg.winnow.unit == "code":
+            raise UserError("--dedup with --unit code: a code run's documents hold only their pages' code blocks, "
+                            "and dedup writes whole pages; dedup a run made with --unit char or word")
 
         if self.args.command == "check" and not self.index:
             raise UserError("check needs --index IDX: the index to check the new documents against "
@@ -133,6 +136,10 @@ class Plan:
             if self.stages[0].name == "dedup" and metas.get("indexed_documents"):
                 raise UserError(f"{self.final} is a check's folder (new documents against an index): dedup works on "
                                 "a run's; run 'webwinnow run --dedup' over the crawl, or use the contamination table")
+            made = ((metas.get("fingerprints") or {}).get("config") or {}).get("winnow") or {}
+            if self.stages[0].name == "dedup" and made.get("unit") == "code":
+                raise UserError(f"{self.final} is a code run: its documents hold only their pages' code blocks, and "
+                                "dedup writes whole pages; dedup a run made with --unit char or word")
             if any(s.name == "lookup" for s in self.stages):
                 self._check_index(metas)
             if self.stages[0].name != "fingerprint":
@@ -332,12 +339,15 @@ def _warm_kernels(console: Console) -> None:
 
     from .analysis.components import components
     from .analysis.spans import copied_passages
-    from .core.winnowing import fingerprint, fingerprint_batch
+    from .core.winnowing import fingerprint, fingerprint_batch, units
     from .text.html2text import html_to_text
 
     text = "warm up " * 40
     fingerprint_batch([text], 5, 4)
     fingerprint(text, 5, 4)
+    for unit in ("word", "code"):  # their own kernels: the word cutter, the kernel for made codes
+        fingerprint_batch([text], 5, 4, unit=unit)
+        units(text, unit)
     html_to_text(f"<html><body><p>{text}</p></body></html>")
     copied_passages(text, text, np.zeros(1, np.int64), np.zeros(1, np.int64), 5, max_spans=1, max_chars=1000)
     components(np.array([1], np.int64), np.array([2], np.int64))

@@ -49,6 +49,10 @@ class WinnowConfig:
             raise ValueError(f"winnow.unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
         if not isinstance(self.lexer, str) or not self.lexer:
             raise ValueError(f"winnow.lexer must name a Pygments lexer (python, c, java, ...), got {self.lexer!r}")
+        if self.unit == "code":
+            from .core.codetokens import check_lexer
+
+            check_lexer(self.lexer)
 
     def identity(self) -> dict[str, Any]:
         """The settings that make fingerprints: the lexer only counts for code."""

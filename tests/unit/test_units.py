@@ -16,6 +16,7 @@ from webwinnow.core.codetokens import code_tokens, lexer
 from webwinnow.core.winnowing import units
 
 import naive
+from codepages import ORIGINAL, PAGES, RENAMED, write_code_warc
 
 # letters of several scripts, expansions (ß, ﬁ, ㌀), kana and ideographs, digits, and what separates words
 WORD_CHARS = "abcXYZ09ßﬁǅéÉ東京都ひらカタ㌀Ωω" + " -'.,\n\t"
@@ -177,23 +178,6 @@ def test_word_windows_give_the_whole_texts_passages_or_say_truncated(margin):
 
 # -- code tokens ------------------------------------------------------------------------------
 
-ORIGINAL = '''
-int count_words(const char *text, int limit) {
-    int total = 0;  /* words seen */
-    for (int i = 0; text[i] && i < limit; i++) {
-        if (text[i] == ' ') total += 1;
-    }
-    printf("%d words\\n", total);
-    return total + 0x10;
-}
-'''
-RENAMED = '''// the same function, renamed and reformatted
-int   n_w(const char*s,int max){int n=0;
-  for(int j=0;s[j]&&j<max;j++){ if(s[j]=='x')n+=1; }
-  printf("words: %d", n); return n+16;}
-'''
-
-
 def test_renamed_identifiers_and_literals_and_comments_change_no_token():
     a, b = code_tokens(ORIGINAL, "c")[0], code_tokens(RENAMED, "c")[0]
     assert a.tolist() == b.tolist()
@@ -205,6 +189,7 @@ def test_token_ranges_are_the_tokens_text():
     codes, starts, ends = code_tokens(ORIGINAL, "c")
     pieces = [ORIGINAL[s:e] for s, e in zip(starts.tolist(), ends.tolist())]
     assert pieces[:7] == ["int", "count_words", "(", "const", "char", "*", "text"]
+    assert pieces[-3:] == ["0x10", ";", "}"]
     assert '"%d words\\n"' in pieces  # a string literal is one token, quotes and escapes included
     assert "words seen" not in " ".join(pieces)  # comments are dropped
     assert all(p.strip() == p and p for p in pieces)
@@ -265,3 +250,30 @@ def test_a_unit_brings_its_k_and_w_unless_given():
         load_config([], {"winnow": {"unit": "line"}})
     # a char run's settings say what they said before units existed: its tables stay current
     assert "unit" not in load_config([]).winnow.identity()
+
+
+def test_code_blocks_are_the_pages_pre_and_multiline_code_as_written():
+    from webwinnow.text.html2text import html_code
+
+    for page, blocks in PAGES.values():
+        assert html_code(page) == blocks
+    nested = "<pre><code>a = 1\n  b = 2</code></pre><p><code>x</code></p><div><code>one\ntwo</code></div>"
+    assert html_code(nested) == "a = 1\n  b = 2\n\f\none\ntwo"
+
+
+def test_each_code_block_is_tokenized_alone():
+    """A string a block leaves open does not swallow the next block's tokens."""
+    text = 'char *s = "unterminated;\n\f\nint x = 1;'
+    pieces = [text[s:e] for s, e in zip(*code_tokens(text, "c")[1:])]
+    assert pieces[-5:] == ["int", "x", "=", "1", ";"]
+
+
+def test_crawl_files_give_their_pages_code_to_the_code_unit(tmp_path):
+    from webwinnow.config import ExtractConfig
+    from webwinnow.crawl.records import file_rows
+
+    path = write_code_warc(tmp_path / "code.warc.gz")
+    docs = {r["url"]: r["text"] for r in file_rows(str(path), ExtractConfig(), code=True) if r.get("table") == "documents"}
+    assert docs == {url: blocks for url, (_, blocks) in PAGES.items()}
+    pages = {r["url"]: r["text"] for r in file_rows(str(path), ExtractConfig()) if r.get("table") == "documents"}
+    assert "Counting words" in pages["https://a.test/count.html"]  # the other units read the visible text

@@ -83,17 +83,28 @@ _KINDS: dict = {}
 
 
 def code_tokens(text: str, lexer_name: str = DEFAULT_LEXER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(codes int64, starts int64, ends int64) of the tokens of `text`, in text order."""
+    """(codes int64, starts int64, ends int64) of the tokens of `text`, in text order. A form
+    feed separates blocks (a page's code blocks: webwinnow.text.html2text.html_code), each
+    tokenized alone."""
     lex = lexer(lexer_name)
     codes: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
+    at = 0
+    for block in text.split("\f"):
+        _block_tokens(lex, block, at, codes, starts, ends)
+        at += len(block) + 1
+    return (np.asarray(codes, np.int64), np.asarray(starts, np.int64), np.asarray(ends, np.int64))
+
+
+def _block_tokens(lex, text: str, at: int, codes: list[int], starts: list[int], ends: list[int]) -> None:
     literal = False  # the last token kept was a literal that the next string part extends
     # a line comment at the very end needs its newline (the C lexer's rule ends with one)
     for start, tokentype, value in lex.get_tokens_unprocessed(text + "\n"):
         if start >= len(text):
             break
         value = value[: len(text) - start]
+        start += at
         kind = _KINDS.get(tokentype, 0)
         if kind == 0:
             kind = _KINDS[tokentype] = _kind(tokentype)
@@ -123,4 +134,3 @@ def code_tokens(text: str, lexer_name: str = DEFAULT_LEXER) -> tuple[np.ndarray,
         starts.append(start)
         ends.append(start + len(value))
         literal = kind == "STR"
-    return (np.asarray(codes, np.int64), np.asarray(starts, np.int64), np.asarray(ends, np.int64))

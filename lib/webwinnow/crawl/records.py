@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from .. import schemas, storage
 from ..config import ExtractConfig
-from ..text.html2text import HtmlRejected, html_to_text
+from ..text.html2text import HtmlRejected, html_code, html_to_text
 from ..text.tagstrip import strip_tags_text
 from .framing import RawRecord, iter_file
 from .httpbody import body_to_text, charset_from_content_type, decode_body, looks_binary
@@ -81,8 +81,9 @@ def _payload_problem(rec: RawRecord, doc: dict[str, Any]) -> dict | None:
     return None
 
 
-def _judge_text(rec: RawRecord) -> dict:
-    """A WET conversion record: the page's text, already extracted by the crawler (UTF-8)."""
+def _judge_text(rec: RawRecord, code: bool = False) -> dict:
+    """A WET conversion record: the page's text, already extracted by the crawler (UTF-8). Its
+    markup is gone, so the code unit (code=True) finds no code blocks in it: empty text, flagged."""
     doc: dict[str, Any] = {"content_type": _content_type(rec), "document": True}
     problem = _payload_problem(rec, doc)
     if problem is not None:
@@ -92,23 +93,26 @@ def _judge_text(rec: RawRecord) -> dict:
         text = rec.body.decode("utf-8")
     except UnicodeDecodeError:
         text, flags = rec.body.decode("utf-8", errors="replace"), flags + ("charset_replaced",)
+    if code:
+        text, flags = "", flags + ("no_markup_for_code",)
     return {**doc, "outcome": "parsed", "reason": None, "text": text, "text_chars": len(text),
             "html_bytes": len(rec.body), "charset": "utf-8", "flags": flags,
             "body_sha256": hashlib.sha256(rec.body).hexdigest()}
 
 
-def _judge(rec: RawRecord, cfg: ExtractConfig, wet: bool = False) -> dict:
+def _judge(rec: RawRecord, cfg: ExtractConfig, wet: bool = False, code: bool = False) -> dict:
     """The outcome of one intact record, and its document fields when it is an HTML page.
 
     HTML comes from `response` records (HTTP envelope) and from `resource` records (the page
     stored bare, as some crawlers and converters do). In a WET file (wet=True) the
     `conversion` records are the documents, their text already extracted; in a WARC file a
-    conversion restates a response of the same crawl and is skipped.
+    conversion restates a response of the same crawl and is skipped. code=True: the document's
+    text is the page's code blocks (the code unit), not its visible text.
     """
     if rec.warc_type == "revisit":
         return {"outcome": "skipped", "reason": "revisit_record"}
     if rec.warc_type == "conversion":
-        return _judge_text(rec) if wet else {"outcome": "skipped", "reason": "non_html"}
+        return _judge_text(rec, code) if wet else {"outcome": "skipped", "reason": "non_html"}
     if rec.warc_type not in ("response", "resource"):
         return {"outcome": "skipped", "reason": "non_response_record"}
     if rec.warc_type == "response":
@@ -143,9 +147,10 @@ def _judge(rec: RawRecord, cfg: ExtractConfig, wet: bool = False) -> dict:
     decoded = body_to_text(html, charset_from_content_type(content_type))
     flags = tuple(body.flags) + tuple(decoded.flags)
     try:
-        text = html_to_text(decoded.text, max_nesting=cfg.max_nesting, max_html_bytes=cfg.max_html_bytes)
+        extract = html_code if code else html_to_text
+        text = extract(decoded.text, max_nesting=cfg.max_nesting, max_html_bytes=cfg.max_html_bytes)
     except HtmlRejected as exc:
-        if exc.reason != "html_too_deep":
+        if exc.reason != "html_too_deep" or code:  # tag stripping keeps no code blocks apart
             return {**doc, "outcome": "flagged", "reason": exc.reason, "charset": decoded.charset}
         # Too deep for a DOM parser in bounded time: the tag-stripping extractor is linear.
         text = strip_tags_text(decoded.text)
@@ -161,8 +166,9 @@ def _judge(rec: RawRecord, cfg: ExtractConfig, wet: bool = False) -> dict:
     }
 
 
-def file_rows(path: str, cfg: ExtractConfig) -> Iterator[dict]:
-    """Rows (EXTRACT_ROWS columns) for every record of one file, then the file's summary row."""
+def file_rows(path: str, cfg: ExtractConfig, code: bool = False) -> Iterator[dict]:
+    """Rows (EXTRACT_ROWS columns) for every record of one file, then the file's summary row;
+    code=True: documents hold their pages' code blocks (the code unit)."""
     counts = _Counts()
     status, reason, detail = "read_ok", None, None
     wet = is_wet(path)
@@ -173,7 +179,7 @@ def file_rows(path: str, cfg: ExtractConfig) -> Iterator[dict]:
                 result = {"outcome": "flagged" if rec.error in FLAG_REASONS else "failed", "reason": rec.error}
             else:
                 try:
-                    result = _judge(rec, cfg, wet)
+                    result = _judge(rec, cfg, wet, code)
                 except Exception as exc:  # a bug or an input nobody foresaw: count it, go on
                     result = {"outcome": "failed", "reason": "internal_error", "detail": type(exc).__name__}
             setattr(counts, result["outcome"], getattr(counts, result["outcome"]) + 1)

@@ -42,6 +42,11 @@ def covered(spans: Iterable[tuple[int, int]]) -> int:
     return sum(e - s for s, e in merge_spans(spans))
 
 
+def unit_noun(unit: str | None) -> str:
+    """What a run's lengths count, in words."""
+    return {"word": "words", "code": "code tokens"}.get(unit or "char", "normalized characters")
+
+
 @dataclass(frozen=True)
 class PairView:
     """A pair of documents with what they share.
@@ -83,6 +88,11 @@ class PairView:
     content_b: int | None = None
     share_a: float | None = None
     share_b: float | None = None
+    unit: str = "char"  # what lengths and content counts count: "char", "word" or "code" (tokens)
+
+    @property
+    def noun(self) -> str:
+        return unit_noun(self.unit)
 
     def __post_init__(self) -> None:
         # Doc ids name files (pair/<doc_a>-<doc_b>.html): integers only, never strings.
@@ -151,7 +161,7 @@ class PairView:
     ) -> PairView:
         """From a PAIRS row and that pair's PASSAGES rows (``capped`` if any row is)."""
         rows = list(passages)
-        optional = {name: pair.get(column) for name, column in (
+        optional: dict[str, Any] = {name: pair.get(column) for name, column in (
             ("source", "source"), ("source_basis", "source_basis"), ("norm_copied_a", "copied_chars_a"),
             ("norm_copied_b", "copied_chars_b"),
             ("content_a", "content_chars_a"), ("content_b", "content_chars_b"), ("share_a", "content_share_a"),

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .highlight import MAX_TEXT_CHARS, esc, render_text
-from .model import PairView
+from .model import PairView, unit_noun
 
 CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
@@ -233,6 +233,11 @@ def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares
 
     # -- fingerprints
     fp = []
+    unit = get("unit")
+    if unit is not None:
+        fp.append(row("unit", esc(f"{unit}: k, w and lengths count {unit_noun(unit)}"
+                                  + (f" (Pygments lexer {stats.get('lexer')})" if stats.get("lexer") else ""))))
+        used.add("lexer")
     for label, key in (("k (noise threshold)", "k"), ("w (window)", "w")):
         fp.append(num_row(label, key))
     t = get("t")
@@ -292,7 +297,8 @@ def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares
         ("pairs sharing only template", "template_pairs", "kept apart in the template_pairs table"),
         ("cross-host pairs", "cross_host_pairs", "content pairs whose pages are on different hosts"),
         ("passages", "passages", "copied passages of the content pairs"),
-        ("content characters", "content_chars", "normalized characters copied outside template"),
+        ("content " + ("characters" if unit in (None, "char") else unit_noun(unit)), "content_chars",
+         f"{unit_noun(unit)} copied outside template"),
         ("cluster resemblance", "cluster_resemblance", "pairs at least this resemblant join clusters"),
         ("clusters", "clusters", ""),
         ("documents in clusters", "clustered_documents", ""),
@@ -416,7 +422,7 @@ def pairs_table(pairs: Sequence[PairView], first_rank: int, detailed: set[str] |
     head = (
         "<thead><tr>"
         '<th class="num">#</th><th>page A</th><th>page B</th>'
-        '<th class="num" title="normalized characters copied outside template text (the smaller side), '
+        f'<th class="num" title="{pairs[0].noun} copied outside template text (the smaller side), '
         'and their share of each page">content copied</th>'
         '<th class="num" title="share of the copied characters that is site template text">template</th>'
         '<th class="num" title="containment_a / containment_b: share of A\'s fingerprints also in B, and of B\'s in A">'
@@ -564,7 +570,7 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
 
     content = ""
     if p.content_a is not None and p.content_b is not None:
-        content = (f"<dt>copied content</dt><dd>{fmt_int(p.content_a)} normalized characters outside template in A"
+        content = (f"<dt>copied content</dt><dd>{fmt_int(p.content_a)} {p.noun} outside template in A"
                    f" ({fmt_pct(p.share_a)} of the page) · {fmt_int(p.content_b)} in B ({fmt_pct(p.share_b)})"
                    f" · template {fmt_pct(p.template_share, 0)} of the {fmt_int(p.norm_copied_a)} / "
                    f"{fmt_int(p.norm_copied_b)} copied</dd>")
@@ -632,8 +638,10 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
     listing = (
         '<h2 id="passages">Copied passages</h2>'
         '<p class="muted">Offsets are character positions in each text (end exclusive); length is in '
-        "normalized characters (letters, marks and digits, casefolded). Numbers in the texts link to the "
-        "same passage on the other side.</p>"
+        + {"word": "words (runs of letters and digits, casefolded)",
+           "code": "code tokens (identifiers and literals made equal, comments dropped)"}.get(
+            p.unit, "normalized characters (letters, marks and digits, casefolded)")
+        + ". Numbers in the texts link to the same passage on the other side.</p>"
         '<table><thead><tr><th class="num">#</th><th class="num">length</th><th class="num">A offsets</th>'
         '<th class="num">A chars</th><th class="num">B offsets</th><th class="num">B chars</th>'
         "<th>text (A)</th></tr></thead>"

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .highlight import esc
-from .model import FigureEntry, HashView, RunPages
+from .model import FigureEntry, HashView, RunPages, unit_noun
 from .pages import DASH, _is_num, fit_sentence, fmt_int, fmt_pct, fmt_value, nav_html, page, shares_sentence, url_html
 
 # ---------------------------------------------------------------------------- boilerplate
@@ -189,6 +189,7 @@ def contamination_page(title: str, run: RunPages) -> str:
         body = (head + '<p class="muted">This output is a run, not a check: check new crawl files or a benchmark '
                 "against an index with <code>webwinnow check INPUT... --index IDX --out DIR</code>.</p>")
         return page(f"{title} · index check", body)
+    noun = unit_noun((c.get("settings") or {}).get("unit"))
     facts = (
         '<dl class="summary">'
         f"<dt>index</dt><dd>{esc(str(c.get('index', '')))} ({fmt_int(c.get('index_documents'))} documents)</dd>"
@@ -196,7 +197,7 @@ def contamination_page(title: str, run: RunPages) -> str:
         f"<dt>sharing a passage with the index</dt><dd>{fmt_int(c['contaminated'])}</dd>"
         f"<dt>at least half covered</dt><dd>{fmt_int(c['half_covered'])}</dd>"
         f"<dt>wholly covered</dt><dd>{fmt_int(c['covered'])}</dd>"
-        f"<dt>guarantee</dt><dd>every shared passage of {fmt_int(c['t'])} normalized characters outside template, "
+        f"<dt>guarantee</dt><dd>every shared passage of {fmt_int(c['t'])} {noun} outside template, "
         "made of fingerprints below the cap, is found, with exact spans on both sides</dd></dl>"
     )
     rows = [f'<tr><td class="url">{url_html(item) if item is not None else DASH}</td><td class="num">{norm:,}</td>'
@@ -204,9 +205,9 @@ def contamination_page(title: str, run: RunPages) -> str:
             f'<td class="num">{indexed:,}</td><td class="url">{"<br>".join(url_html(u) for u in urls)}</td></tr>'
             for item, norm, chars, share, longest, indexed, urls in run.covered]
     body = (head + facts + "<h2>The most covered new documents</h2>"
-            '<p class="muted">Covered: normalized characters inside a passage shared with an indexed document '
+            f'<p class="muted">Covered: {noun} inside a passage shared with an indexed document '
             "(overlaps counted once). Every span, on both sides, is in the contamination table.</p>"
-            + (_table((("item or page", False), ("characters", True), ("covered", True), ("share", True), ("longest", True),
+            + (_table((("item or page", False), (noun.split()[-1], True), ("covered", True), ("share", True), ("longest", True),
                        ("indexed documents", True), ("first matches", False)), rows) if rows
                else '<p class="muted">No new document shares a passage with the index.</p>'))
     return page(f"{title} · index check", body)

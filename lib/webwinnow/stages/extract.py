@@ -46,6 +46,7 @@ def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, p
     target = max(1, min(cfg.extract.task_bytes, -(-total // (2 * spark.sparkContext.defaultParallelism))))
     groups = [[(f.path, max(f.size, 0)) for f in g] for g in group_inputs(inputs, target, cfg.extract.max_files_per_task)]
     extract_cfg = cfg.extract
+    code = cfg.winnow.unit == "code"  # documents hold their pages' code blocks
     inject = injected_stages(spark)
     bytes_acc, records_acc = progress or (None, None)
 
@@ -55,7 +56,7 @@ def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, p
             for paths, sizes in zip(batch.column("paths").to_pylist(), batch.column("sizes").to_pylist()):
                 for path, size in zip(paths, sizes):
                     rows = (item_rows(path, extract_cfg.text_column, extract_cfg.id_column, extract_cfg.max_decoded_bytes)
-                            if is_item_file(path) and not is_crawl_file(path) else file_rows(path, extract_cfg))
+                            if is_item_file(path) and not is_crawl_file(path) else file_rows(path, extract_cfg, code))
                     yield from rows_to_batches(_counted(rows, size, bytes_acc, records_acc))
 
     return task_list(spark, groups).mapInArrow(read_groups, spark_schema(schemas.EXTRACT_ROWS)), len(groups)

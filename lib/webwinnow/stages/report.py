@@ -39,7 +39,8 @@ def _stats(cfg: RunConfig, out: str) -> dict:
     """The report's figures, from the statistics each stage stored once beside its table."""
     stages = {key: _stage_stats(out, table) for key, table in STAGE_TABLES.items()}
     w = cfg.winnow
-    stats: dict = {"k": w.k, "w": w.w, "t": w.t, "robust": w.robust, "mod_p": w.mod_p,
+    stats: dict = {"unit": w.unit, **({"lexer": w.lexer} if w.unit == "code" else {}),
+                   "k": w.k, "w": w.w, "t": w.t, "robust": w.robust, "mod_p": w.mod_p,
                    "expected_density": w.expected_density, "stages": stages}
     e, f = _stage_stats(out, "ledger"), _stage_stats(out, "doc_stats")
     stats.update({"inputs": e["files"], "failed_files": e["failed_files"],
@@ -120,7 +121,7 @@ def _run_pages(spark: SparkSession, out: str, clusters_shown: int = 50, trimmed_
                     covered=covered)
 
 
-def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool) -> PairView:
+def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool, unit: str = "char") -> PairView:
     return PairView(
         doc_a=r["doc_a"], doc_b=r["doc_b"], url_a=r["url_a"], url_b=r["url_b"], shared=r["shared"],
         fp_a=r["fp_a"], fp_b=r["fp_b"], resemblance=r["resemblance"], containment_a=r["containment_a"],
@@ -129,7 +130,7 @@ def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool) 
         warc_a=r["warc_file_a"], warc_b=r["warc_file_b"], offset_a=r["warc_offset_a"], offset_b=r["warc_offset_b"],
         norm_copied_a=r["copied_chars_a"], norm_copied_b=r["copied_chars_b"], content_a=r["content_chars_a"],
         content_b=r["content_chars_b"],
-        share_a=r["content_share_a"], share_b=r["content_share_b"],
+        share_a=r["content_share_a"], share_b=r["content_share_b"], unit=unit,
     )
 
 
@@ -159,7 +160,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
             key = (r["doc_a"], r["doc_b"])
             loaded = i < pcfg.report_details
             out_rows.append(_view(r, texts.get(r["doc_a"]) if loaded else None, texts.get(r["doc_b"]) if loaded else None,
-                                  spans.get(key, []), key in capped))
+                                  spans.get(key, []), key in capped, cfg.winnow.unit))
         return out_rows
 
     pairs, cross_views = views(top), views(cross)

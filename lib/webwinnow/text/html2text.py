@@ -29,7 +29,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from ..core.jit import JIT_OPTIONS
 
-__all__ = ["DEFAULT_MAX_HTML_BYTES", "DEFAULT_MAX_NESTING", "HtmlRejected", "html_to_text"]
+__all__ = ["CODE_BLOCK_BREAK", "DEFAULT_MAX_HTML_BYTES", "DEFAULT_MAX_NESTING", "HtmlRejected", "html_code", "html_to_text"]
 
 DEFAULT_MAX_NESTING = 2000
 DEFAULT_MAX_HTML_BYTES = 16 * 2**20
@@ -429,19 +429,8 @@ def _collapse(buf):
     return out, m
 
 
-def html_to_text(
-    html: str | bytes,
-    *,
-    max_nesting: int = DEFAULT_MAX_NESTING,
-    max_html_bytes: int = DEFAULT_MAX_HTML_BYTES,
-) -> str:
-    """Visible body text of an HTML page: one line per block, inline markup joined, spaces collapsed.
-
-    ``bytes`` must be UTF-8 (decode other charsets first, e.g. with ``httpbody.body_to_text``).
-    Raises :class:`HtmlRejected` for pages above ``max_html_bytes`` or nested deeper than
-    ``max_nesting``, as estimated before parsing (an over-estimate: elements that can nest count
-    from their start tag to their end tag, or to the end tag of an element around them).
-    """
+def _parsed(html: str | bytes, max_nesting: int, max_html_bytes: int) -> LexborHTMLParser | None:
+    """The page parsed after the pre-pass (None: empty), or HtmlRejected as html_to_text says."""
     if max_nesting < 1 or max_html_bytes < 1:
         raise ValueError(
             f"max_nesting and max_html_bytes must be positive, got {max_nesting} and {max_html_bytes}; "
@@ -455,7 +444,7 @@ def html_to_text(
             "raise max_html_bytes to parse it anyway",
         )
     if not data:
-        return ""
+        return None
     out, length, seen = _prepare(
         np.frombuffer(data, dtype=np.uint8),
         np.frombuffer(data, dtype=np.uint64, count=len(data) // 8),
@@ -472,6 +461,58 @@ def html_to_text(
     tree = LexborHTMLParser(out[:length].tobytes())
     if seen:
         tree.strip_tags(_TREE_DROP_NAMES)
+    return tree
+
+
+#: Between two code blocks of a page in the code unit's text: each block is tokenized alone
+#: (webwinnow.core.codetokens), so a string a block leaves open does not swallow the next one.
+CODE_BLOCK_BREAK = "\n\f\n"
+
+
+def html_code(
+    html: str | bytes,
+    *,
+    max_nesting: int = DEFAULT_MAX_NESTING,
+    max_html_bytes: int = DEFAULT_MAX_HTML_BYTES,
+) -> str:
+    """The program code of an HTML page, for the ``code`` unit: the text of every ``<pre>``
+    element, and of every ``<code>`` element outside one that spans lines (inline ``<code>`` is a
+    name in prose, not a program), as the source wrote it, blocks in page order joined by
+    CODE_BLOCK_BREAK. Rejects pages as html_to_text does."""
+    tree = _parsed(html, max_nesting, max_html_bytes)
+    if tree is None or tree.body is None:
+        return ""
+    blocks = []
+    for node in tree.body.css("pre, code"):
+        parent, inside = node.parent, False
+        while parent is not None and not inside:
+            inside = parent.tag == "pre" or (parent.tag == "code" and node.tag == "code")
+            parent = parent.parent
+        if inside:
+            continue  # its text is in the block around it
+        # the pre-pass wrote the block's own line breaks as form feeds (see _copy_lines)
+        text = node.text(deep=True, separator="").replace("\f", "\n").strip("\n")
+        if text.strip() and (node.tag == "pre" or "\n" in text):
+            blocks.append(text)
+    return CODE_BLOCK_BREAK.join(blocks)
+
+
+def html_to_text(
+    html: str | bytes,
+    *,
+    max_nesting: int = DEFAULT_MAX_NESTING,
+    max_html_bytes: int = DEFAULT_MAX_HTML_BYTES,
+) -> str:
+    """Visible body text of an HTML page: one line per block, inline markup joined, spaces collapsed.
+
+    ``bytes`` must be UTF-8 (decode other charsets first, e.g. with ``httpbody.body_to_text``).
+    Raises :class:`HtmlRejected` for pages above ``max_html_bytes`` or nested deeper than
+    ``max_nesting``, as estimated before parsing (an over-estimate: elements that can nest count
+    from their start tag to their end tag, or to the end tag of an element around them).
+    """
+    tree = _parsed(html, max_nesting, max_html_bytes)
+    if tree is None:
+        return ""
     body = tree.body
     if body is None:  # a <frameset> page has no body
         return ""
