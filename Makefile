@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_peers.py --set $(BENCH_SET)
 	$(PY) bench/bench_scaling.py
 	$(PY) bench/bench_index.py --set $(BENCH_SET)
+	$(PY) bench/bench_index.py --set $(BENCH_SET) --unit word
 
 sample: $(SAMPLE)/planted.json
 

@@ -1,7 +1,7 @@
 """What an index costs and what a check against it costs, by query size: index the docs corpus
 less 4,000 held-out pages, then check 1, 100 and 4,000 of the held-out pages against it.
 
-    python bench/bench_index.py [--set full|small] [--query-w 200,400]   (make bench runs it)
+    python bench/bench_index.py [--set full|small] [--query-w 200,400] [--unit word]   (make bench runs it)
 
 The held-out pages are chosen by a hash of their URL (the same every run) and written to their
 own WARC files once (data/bench/index-split/). Printed: the index's build time, MB/s and size per
@@ -10,7 +10,8 @@ groups and bytes, against the whole), and the time `run` takes over the index's 
 same query from scratch, in the same session. Then the paper's query-time trick: the 4,000-page
 query fingerprinted with larger windows, each against the w = 100 check: its time, and the share
 of the content pairs it still finds (all of those whose longest shared content passage reaches
-its own guarantee, w_query + k − 1).
+its own guarantee, w_query + k − 1). `--unit word` (or code) measures an index and checks in that
+unit instead (the query-window and planted-copy parts are the character unit's).
 """
 
 from __future__ import annotations
@@ -120,13 +121,14 @@ def main() -> None:
     ap.add_argument("--set", default="full", choices=["full", "small"])
     ap.add_argument("--query-w", default="200,400", help="larger query windows to measure (comma-separated)")
     ap.add_argument("--skip-run", action="store_true", help="leave out the from-scratch run")
+    ap.add_argument("--unit", default="char", choices=["char", "word", "code"], help="the index's unit (char)")
     args = ap.parse_args()
     parts = split(corpus(args.set), args.set)
-    work = DATA / f"index-bench-{args.set}"
+    work = DATA / f"index-bench-{args.set}" if args.unit == "char" else DATA / f"index-bench-{args.set}-{args.unit}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     idx = work / "idx"
-    seconds = webwinnow("index", str(parts / "index"), "--out", str(idx))
+    seconds = webwinnow("index", str(parts / "index"), "--out", str(idx), "--unit", args.unit)
     html = html_bytes(idx)
     size = sum(p.stat().st_size for p in idx.rglob("*") if p.is_file())
     manifest = json.loads((idx / "_webwinnow_index.json").read_text())
@@ -148,9 +150,12 @@ def main() -> None:
         base[n] = out
     if not args.skip_run:
         scratch = work / "run-100"
-        took = webwinnow("run", str(parts / "index"), str(parts / "query-100"), "--out", str(scratch), "--conf", QUICK)
+        took = webwinnow("run", str(parts / "index"), str(parts / "query-100"), "--out", str(scratch), "--conf", QUICK,
+                         "--unit", args.unit)
         print(f"run from scratch over the index's crawl + the 100-page query: {took:.1f} s (check: "
               f"{summary(base[100])['seconds']:.1f} s inside, plus the index built once)")
+    if args.unit != "char":
+        return
     reference = pairs(base[QUERIES[-1]])
     ref_summary = summary(base[QUERIES[-1]])
     w, k = manifest["settings"]["w"], manifest["settings"]["k"]
@@ -213,4 +218,5 @@ def planted(query_ws: list[int]) -> None:
 
 if __name__ == "__main__":
     main()
-    planted([200, 400])
+    if "--unit" not in sys.argv or "char" in sys.argv:
+        planted([200, 400])

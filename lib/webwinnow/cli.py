@@ -31,6 +31,7 @@ from .console import Console
 from .errors import TooManyFailures, UserError, environment_failure, interrupted_by
 from .options import _parser, resolve_config
 from .stages import CHECK_STAGES, RUN_STAGES, STAGES, Stage, downstream, recipe, stage, stale_tables
+from .warmup import warm_kernels
 
 FRESH = ("run", "extract", "check")
 
@@ -136,6 +137,14 @@ class Plan:
             if self.stages[0].name == "dedup" and metas.get("indexed_documents"):
                 raise UserError(f"{self.final} is a check's folder (new documents against an index): dedup works on "
                                 "a run's; run 'webwinnow run --dedup' over the crawl, or use the contamination table")
+            extracted = ((metas.get("documents") or {}).get("config") or {}).get("winnow") or {}
+            if self.stages[0].name == "fingerprint" and (extracted.get("unit") == "code") != (self.cfg.winnow.unit == "code"):
+                raise UserError(
+                    f"{self.final}: its documents hold {'code blocks' if extracted.get('unit') == 'code' else 'page text'}"
+                    f" and --unit {self.cfg.winnow.unit} fingerprints "
+                    f"{'code blocks' if self.cfg.winnow.unit == 'code' else 'page text'}: "
+                    + ("add --unit code" if extracted.get("unit") == "code" else
+                       f"read the crawl again with 'webwinnow run INPUT... --out {self.args.out} --unit code'"))
             made = ((metas.get("fingerprints") or {}).get("config") or {}).get("winnow") or {}
             if self.stages[0].name == "dedup" and made.get("unit") == "code":
                 raise UserError(f"{self.final} is a code run: its documents hold only their pages' code blocks, and "
@@ -285,17 +294,6 @@ def _run_one(s: Stage, spark, cfg: RunConfig, out: Path | str, plan: Plan, progr
     return module.run(spark, cfg, str(out))
 
 
-def _kernels_cached() -> bool:
-    """Whether Numba's on-disk cache holds the main kernel (else this is a first run, which
-    compiles all of them: about 20 s)."""
-    from .core import kernel
-
-    try:
-        return os.path.exists(kernel._fingerprint_batch._cache._cache_file._index_path)
-    except AttributeError:
-        return True  # a Numba without this layout: say nothing rather than guess
-
-
 def _input_bytes(plan: Plan, out: Path | str) -> int:
     """What the run's shuffles are sized by: the crawl files, or (for a stage run alone on an
     output folder) the documents table they became."""
@@ -328,31 +326,6 @@ class _Background:
         self._thread.join()
         if self._error is not None:
             raise self._error
-
-
-def _warm_kernels(console: Console) -> None:
-    """Compile (or load) the kernels once in the driver, so the workers find them cached."""
-    started = time.time()
-    if not _kernels_cached():
-        console.say("compiling the winnowing and extraction kernels (first run only; cached afterwards) ...")
-    import numpy as np
-
-    from .analysis.components import components
-    from .analysis.spans import copied_passages
-    from .core.winnowing import fingerprint, fingerprint_batch, units
-    from .text.html2text import html_to_text
-
-    text = "warm up " * 40
-    fingerprint_batch([text], 5, 4)
-    fingerprint(text, 5, 4)
-    for unit in ("word", "code"):  # their own kernels: the word cutter, the kernel for made codes
-        fingerprint_batch([text], 5, 4, unit=unit)
-        units(text, unit)
-    html_to_text(f"<html><body><p>{text}</p></body></html>")
-    copied_passages(text, text, np.zeros(1, np.int64), np.zeros(1, np.int64), 5, max_spans=1, max_chars=1000)
-    components(np.array([1], np.int64), np.array([2], np.int64))
-    if time.time() - started > 2:
-        console.say(f"kernels ready in {time.time() - started:.0f} s")
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -478,7 +451,7 @@ def _run_in(plan: Plan, out: Path | str, console: Console, prepare=None) -> dict
     timings: dict[str, float] = {}
     # The kernels load (or compile, on a first run) while the JVM starts: both take seconds, and
     # the driver only waits on the JVM's process then.
-    warming = _Background(_warm_kernels, console)
+    warming = _Background(warm_kernels, console)
     console.say("starting Spark ...")
     try:
         spark, owned = build_session(cfg.spark, plan.args.master)

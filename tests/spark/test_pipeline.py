@@ -91,7 +91,7 @@ def test_real_crawls_schemas(real_run):
     _assert_schema(_table(real_run, "doc_stats"), schemas.DOC_STATS)
     for table in ("documents", "ledger", "fingerprints", "doc_stats"):
         record = json.loads((real_run / table / "_webwinnow.json").read_text())
-        assert record["config"]["winnow"] == {"k": 50, "w": 100, "robust": True, "mod_p": 0}
+        assert record["config"]["winnow"] == {"k": 50, "w": 100, "robust": True, "mod_p": 0, "unit": "char", "lexer": "c"}
 
 
 def test_spark_fingerprints_equal_the_local_kernel(real_run):

@@ -124,8 +124,16 @@ def test_a_program_copied_under_other_names_is_one_passage_of_code_tokens(code_r
     assert (code_run / "report" / "index.html").is_file()
 
 
-def test_dedup_of_a_code_run_is_refused(code_run, capsys):
-    assert main(["dedup", "--out", str(code_run)]) == 2
-    err = capsys.readouterr().err
-    assert "code run" in err and "Traceback" not in err
-    assert not (code_run / "deduped").exists()
+def test_misuse_of_a_code_run_is_refused(code_run, capsys):
+    before = (code_run / "fingerprints" / "_webwinnow.json").read_text()
+    for args, words in ((["dedup", "--out", str(code_run)], "code run"),
+                        (["fingerprint", "--out", str(code_run)], "add --unit code"),  # the default unit is char
+                        (["run", str(code_run / "nothing.warc"), "--out", str(code_run.parent / "x"), "--unit", "code",
+                          "--dedup"], "--dedup with --unit code"),
+                        (["run", str(code_run / "nothing.warc"), "--out", str(code_run.parent / "x"), "--unit", "code",
+                          "--lexer", "klingon"], "no Pygments lexer is called 'klingon'")):
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err, err
+    assert not (code_run / "deduped").exists() and not (code_run.parent / "x").exists()
+    assert (code_run / "fingerprints" / "_webwinnow.json").read_text() == before

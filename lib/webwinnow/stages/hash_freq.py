@@ -93,7 +93,8 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
         if sum(n for d, n in fof if d >= 2) <= BROADCAST_ROWS:
             requests = F.broadcast(requests)
         texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
-        chars = 3 * cfg.winnow.k  # a k-gram spans k kept characters, more in the original
+        # a k-gram spans k kept characters, more in the original; a word about 7, a code token 5
+        chars = {"word": 12, "code": 8}.get(cfg.winnow.unit, 3) * cfg.winnow.k
 
         def cut(batches):
             yield from snippet_arrow(batches, chars)
