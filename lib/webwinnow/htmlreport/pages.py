@@ -250,6 +250,7 @@ def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares
         fp.append(num_row("mod p (baseline)", "mod_p"))
     else:
         used.add("mod_p")
+    fp.append(num_row(unit_noun(unit), "norm_chars", "in the documents' texts: what k-grams are made of"))
     fp.append(num_row("k-grams", "kgrams"))
     fp.append(num_row("fingerprints", "fingerprints"))
     density = get("density")
@@ -293,7 +294,7 @@ def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares
     for label, key, title in (
         ("min shared fingerprints", "min_shared", ""),
         ("candidate pairs", "candidate_pairs", "document pairs sharing a fingerprint below the cap"),
-        ("pairs sharing content", "pairs", "candidate pairs with a passage of at least k characters outside template"),
+        ("pairs sharing content", "pairs", f"candidate pairs with a passage of at least k {unit_noun(unit)} outside template"),
         ("pairs sharing only template", "template_pairs", "kept apart in the template_pairs table"),
         ("cross-host pairs", "cross_host_pairs", "content pairs whose pages are on different hosts"),
         ("passages", "passages", "copied passages of the content pairs"),
@@ -480,8 +481,9 @@ def pairs_section(pairs: Sequence[PairView], page_no: int, pages: int, page_size
         len(detailed) if isinstance(detailed, set) else min(detailed, listed))
     of = f"of {listed:,}" if total is None or total <= listed else f"of the top {listed:,} ({total:,} pairs in all)"
     caption = (
-        f'<p class="muted">Pairs {first:,}–{last:,} {of}, by copied content (characters outside '
-        f"site template, the smaller side), then the larger share of a page. Side-by-side pages for "
+        f'<p class="muted">Pairs {first:,}–{last:,} {of}, by copied content ('
+        f"{pairs[0].noun if pairs else 'characters'} outside site template, the smaller side), then the larger share "
+        f"of a page. Side-by-side pages for "
         f"{n_detailed:,} of them.</p>"
         if listed
         else ""
