@@ -126,12 +126,7 @@ def copied_word_spans(text_a: str, text_b: str, k: int, w: int) -> set[tuple[int
             i, j = starts_a.index(p), starts_b.index(q)
             if x != y or xa[i:i + k] != xb[j:j + k]:
                 continue
-            s, t = i, j
-            while s > 0 and t > 0 and xa[s - 1] == xb[t - 1]:
-                s, t = s - 1, t - 1
-            e, f = i + k, j + k
-            while e < len(xa) and f < len(xb) and xa[e] == xb[f]:
-                e, f = e + 1, f + 1
+            s, t, e, f = _maximal(xa, xb, i, j, k)
             spans.add((wa[s][1], wa[e - 1][2], wb[t][1], wb[f - 1][2], e - s))
     return spans
 
@@ -186,6 +181,18 @@ def fingerprint(text: str, k: int, w: int, robust: bool = True, mod_p: int = 0) 
     return [hashes[i] for i in chosen], [starts[i] for i in chosen]
 
 
+def _maximal(xa, xb, i: int, j: int, k: int) -> tuple[int, int, int, int]:
+    """The match of xa[i:i + k] and xb[j:j + k] grown one unit at a time in both directions:
+    (start_a, start_b, end_a, end_b)."""
+    s, t = i, j
+    while s > 0 and t > 0 and xa[s - 1] == xb[t - 1]:
+        s, t = s - 1, t - 1
+    e, f = i + k, j + k
+    while e < len(xa) and f < len(xb) and xa[e] == xb[f]:
+        e, f = e + 1, f + 1
+    return s, t, e, f
+
+
 def copied_spans(text_a: str, text_b: str, k: int, w: int) -> set[tuple[int, int, int, int, int]]:
     """Every maximal common normalized span that contains a shared fingerprint of both texts.
 
@@ -206,12 +213,7 @@ def copied_spans(text_a: str, text_b: str, k: int, w: int) -> set[tuple[int, int
             j = offs_b.index(q)
             if na[i:i + k] != nb[j:j + k]:
                 continue
-            s, t = i, j
-            while s > 0 and t > 0 and na[s - 1] == nb[t - 1]:
-                s, t = s - 1, t - 1
-            e, f = i + k, j + k
-            while e < len(na) and f < len(nb) and na[e] == nb[f]:
-                e, f = e + 1, f + 1
+            s, t, e, f = _maximal(na, nb, i, j, k)
             spans.add((offs_a[s], offs_a[e - 1] + 1, offs_b[t], offs_b[f - 1] + 1, e - s))
     return spans
 

@@ -327,6 +327,27 @@ def _grow(a, need):
 
 
 @njit(**JIT_OPTIONS)
+def _select_into(hashes, m, w, robust, mod_p, selected, positions, base, d, out_doc, out_hash, out_pos, n_out):
+    """Select document d's fingerprints from hashes[:m] (winnowing, or 0 mod p when mod_p > 0)
+    and append them from out_*[n_out] on, the k-gram at i starting at positions[base + i];
+    returns (count, out_doc, out_hash, out_pos), the arrays grown when they were full."""
+    if mod_p > 0:
+        s = _mod_p_into(hashes, m, mod_p, selected)
+    else:
+        s = _winnow_into(hashes, m, w, robust, selected)
+    if n_out + s > out_doc.shape[0]:
+        out_doc = _grow(out_doc, n_out + s)
+        out_hash = _grow(out_hash, n_out + s)
+        out_pos = _grow(out_pos, n_out + s)
+    for j in range(s):
+        at = selected[_u(j)]
+        out_doc[_u(n_out + j)] = d
+        out_hash[_u(n_out + j)] = hashes[_u(at)]
+        out_pos[_u(n_out + j)] = positions[_u(base + at)]
+    return s, out_doc, out_hash, out_pos
+
+
+@njit(**JIT_OPTIONS)
 def _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, unit, total, codes, offsets):
     """The body of _fingerprint_batch, given scratch codes/offsets (offsets int32 or int64)."""
     ndocs = starts.shape[0]
@@ -361,21 +382,12 @@ def _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, uni
         if unit == WORD:
             n = _words_into(codes, offsets, n, word_codes, word_starts, word_ends)
             m = _kgram_hashes_into(word_codes, n, k, hashes)
+            s, out_doc, out_hash, out_pos = _select_into(hashes, m, w, robust, mod_p, selected, word_starts, 0, d,
+                                                         out_doc, out_hash, out_pos, n_out)
         else:
             m = _kgram_hashes_into(codes, n, k, hashes)
-        if mod_p > 0:
-            s = _mod_p_into(hashes, m, mod_p, selected)
-        else:
-            s = _winnow_into(hashes, m, w, robust, selected)
-        if n_out + s > out_doc.shape[0]:
-            out_doc = _grow(out_doc, n_out + s)
-            out_hash = _grow(out_hash, n_out + s)
-            out_pos = _grow(out_pos, n_out + s)
-        for j in range(s):
-            at = selected[_u(j)]
-            out_doc[_u(n_out + j)] = d
-            out_hash[_u(n_out + j)] = hashes[_u(at)]
-            out_pos[_u(n_out + j)] = word_starts[_u(at)] if unit == WORD else offsets[_u(at)]
+            s, out_doc, out_hash, out_pos = _select_into(hashes, m, w, robust, mod_p, selected, offsets, 0, d,
+                                                         out_doc, out_hash, out_pos, n_out)
         n_out += s
         norm_chars[d] = n
         kgrams[d] = m
@@ -467,19 +479,8 @@ def _fingerprint_codes(codes, code_starts, bounds, k, w, robust, mod_p):
         lo = bounds[d]
         n = bounds[d + 1] - lo
         m = _kgram_hashes_into(codes[lo:lo + n], n, k, hashes)
-        if mod_p > 0:
-            s = _mod_p_into(hashes, m, mod_p, selected)
-        else:
-            s = _winnow_into(hashes, m, w, robust, selected)
-        if n_out + s > out_doc.shape[0]:
-            out_doc = _grow(out_doc, n_out + s)
-            out_hash = _grow(out_hash, n_out + s)
-            out_pos = _grow(out_pos, n_out + s)
-        for j in range(s):
-            at = selected[_u(j)]
-            out_doc[_u(n_out + j)] = d
-            out_hash[_u(n_out + j)] = hashes[_u(at)]
-            out_pos[_u(n_out + j)] = code_starts[_u(lo + at)]
+        s, out_doc, out_hash, out_pos = _select_into(hashes, m, w, robust, mod_p, selected, code_starts, lo, d,
+                                                     out_doc, out_hash, out_pos, n_out)
         n_out += s
         norm[d] = n
         kgrams[d] = m
