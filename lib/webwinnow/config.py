@@ -108,6 +108,7 @@ class PairsConfig:
     max_df: int = 0  # hashes in more documents are boilerplate, not paired; 0 = auto (see pairs stage)
     min_shared: int = 1  # pairs sharing fewer distinct fingerprint hashes are not reported
     pair_budget: int = 200_000_000  # auto max_df keeps the hash self-join under this many rows
+    max_repeats: int = 16  # a hash's first N occurrences in a document seed passages (0 = all)
     cluster_resemblance: float = 0.5  # pairs at least this resemblant link documents into clusters
     max_spans: int = 1000  # passages per pair
     max_chars: int = 20_000_000  # normalized characters compared per pair while growing passages
@@ -118,10 +119,10 @@ class PairsConfig:
     report_figure_docs: int = 2000  # documents sampled for the report's figures page; 0 = no figures
 
     def __post_init__(self) -> None:
-        for name in ("max_df", "min_shared", "pair_budget", "max_spans", "max_chars", "min_content", "report_pairs",
+        for name in ("max_df", "min_shared", "pair_budget", "max_repeats", "max_spans", "max_chars", "min_content", "report_pairs",
                      "report_details", "report_hashes", "report_figure_docs"):
             value = getattr(self, name)
-            low = 0 if name in ("max_df", "report_figure_docs", "min_content") else 1
+            low = 0 if name in ("max_df", "report_figure_docs", "min_content", "max_repeats") else 1
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value < 2**63:
                 raise ValueError(f"pairs.{name} must be an integer >= {low} and < 2**63, got {value!r}")
         if not 0.0 <= float(self.cluster_resemblance) <= 1.0:

@@ -75,6 +75,11 @@ def test_auto_max_df():
     assert auto_max_df(10_000, [(2, 100)], 10**9) == 100
     # lowered while the join would exceed the budget: 1,000 hashes in 50 documents cost 1.2 M rows
     assert auto_max_df(10_000, [(2, 100), (50, 1000)], 10**6) == 49
+    # ... counting seed rows, not document pairs: 100 hashes in 2 documents, each 40 times in
+    # each, make 100 · 80·79/2 = 316,000 rows, over a budget their 100 document pairs are far below
+    assert auto_max_df(10_000, [(2, 100), (3, 5)], 10**5) == 100
+    assert auto_max_df(10_000, [(2, 100), (3, 5)], 10**5, {2: 316_000}) == 1
+    assert auto_max_df(10_000, [(2, 100), (3, 5)], 10**6, {2: 316_000, 3: 800_000}) == 2
 
 
 def test_excluded_template_text_is_never_paired(tmp_path):

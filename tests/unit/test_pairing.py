@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from webwinnow.analysis.pairing import hash_runs, kept_hash_counts, pair_runs, partition_seeds
+from webwinnow.analysis.pairing import first_repeats, hash_runs, kept_hash_counts, pair_runs, partition_seeds
 
 import naive
 
@@ -113,3 +113,30 @@ def test_cross_seeds_refuse_rows_not_sorted_by_side():
     h = np.array([5, 5], np.int64)
     with pytest.raises(ValueError, match="sorted"):
         list(cross_seeds(h, np.array([1, 2], np.int64), np.zeros(2, np.int32), np.array([True, False])))
+
+
+@pytest.mark.parametrize("cap", [0, 1, 2, 5])
+def test_a_hash_seeds_from_its_first_repeats_in_each_document(cap):
+    """first_repeats keeps, of every (hash, document), its first `cap` rows in position order
+    (0: all), and the seeds of the kept rows are the definition's over those rows."""
+    rng = np.random.default_rng(cap)
+    rows = sorted((int(d), int(h), int(p)) for d, h, p in zip(rng.integers(0, 6, 600), rng.integers(0, 4, 600),
+                                                            rng.integers(0, 10_000, 600)))
+    by_hash = sorted(rows, key=lambda r: (r[1], r[0], r[2]))
+    h, doc, pos = _arrays(by_hash)
+    keep = first_repeats(h, doc, cap)
+    seen: dict[tuple[int, int], int] = {}
+    want = []
+    for d, hh, _ in by_hash:
+        seen[(hh, d)] = seen.get((hh, d), 0) + 1
+        want.append(cap == 0 or seen[(hh, d)] <= cap)
+    assert keep.tolist() == want
+    kept = [r for r, k in zip(by_hash, keep.tolist(), strict=True) if k]
+    got: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    for s in partition_seeds(h[keep], doc[keep], pos[keep], 10):
+        for a, b, hh, pa, pb in zip(s.doc_a.tolist(), s.doc_b.tolist(), s.hash.tolist(), s.pos_a.tolist(),
+                                    s.pos_b.tolist(), strict=True):
+            got.setdefault((a, b), []).append((hh, pa, pb))
+    assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in naive.pair_seeds(kept, 10).items()}
+    if cap:
+        assert all(len(v) <= 4 * cap * cap for v in got.values())  # 4 hashes, at most cap² seeds each

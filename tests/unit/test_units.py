@@ -277,3 +277,16 @@ def test_crawl_files_give_their_pages_code_to_the_code_unit(tmp_path):
     assert docs == {url: blocks for url, (_, blocks) in PAGES.items()}
     pages = {r["url"]: r["text"] for r in file_rows(str(path), ExtractConfig()) if r.get("table") == "documents"}
     assert "Counting words" in pages["https://a.test/count.html"]  # the other units read the visible text
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab1 _=+(){};\"'#/*\n\t-$"), max_size=40), min_size=1, max_size=4),
+       st.sampled_from(["c", "bash", "python"]))
+def test_code_tokens_are_in_text_order_within_the_text(blocks, name):
+    """Whatever the lexer makes of it: tokens in order, never overlapping, each its text's
+    non-blank characters, in every block (a shell lexer's words included)."""
+    text = "\f".join(blocks)
+    _, starts, ends = code_tokens(text, name)
+    assert all(0 <= s < e <= len(text) for s, e in zip(starts.tolist(), ends.tolist()))
+    assert all(e <= s for e, s in zip(ends[:-1].tolist(), starts[1:].tolist()))
+    assert all(text[s:e].strip() and "\f" not in text[s:e] for s, e in zip(starts.tolist(), ends.tolist()))

@@ -198,6 +198,22 @@ def cross_seeds(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray, 
         out.doc_a, out.doc_b, out.hash, out.pos_a, out.pos_b))
 
 
+def first_repeats(hashes: np.ndarray, doc_ids: np.ndarray, cap: int) -> np.ndarray:
+    """Of rows sorted by (hash, doc_id, ...), the first `cap` of every (hash, document) run: the
+    occurrences of a hash in one document that seed passages (0: every one). A hash repeated
+    through a page (a table's rows, "NUM , NUM ," in code tokens) otherwise makes occ_a·occ_b
+    seeds per pair of pages; the span grown from an early repeat runs over the later ones."""
+    if hashes.shape != doc_ids.shape:
+        raise ValueError("hashes and doc_ids must have the same length")
+    if cap < 0:
+        raise ValueError("cap must be >= 0")
+    if cap == 0:
+        return np.ones(len(hashes), bool)
+    starts = _runs(hashes, doc_ids)
+    rank = np.arange(len(hashes)) - np.repeat(starts[:-1], np.diff(starts))
+    return rank < cap
+
+
 def kept_hash_counts(hashes: np.ndarray, doc_ids: np.ndarray, max_df: int,
                      runs: HashRuns | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per document: its distinct hashes in at most max_df documents, among these sorted rows."""

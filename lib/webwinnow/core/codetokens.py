@@ -115,10 +115,10 @@ def _block_tokens(lex, text: str, at: int, codes: list[int], starts: list[int], 
             literal = False
             offset = 0
             for word in value.split():
-                at = value.index(word, offset)
-                offset = at + len(word)
+                first = value.index(word, offset)
+                offset = first + len(word)
                 codes.append(_code("", word))
-                starts.append(start + at)
+                starts.append(start + first)
                 ends.append(start + offset)
             continue
         if kind == "STR" and literal:

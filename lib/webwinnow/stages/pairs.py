@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..analysis.boilerplate import auto_max_df
-from ..analysis.pairing import cross_seeds, hash_runs, kept_hash_counts, pair_runs, partition_seeds
+from ..analysis.pairing import cross_seeds, first_repeats, hash_runs, kept_hash_counts, pair_runs, partition_seeds
 from ..config import RunConfig
 from ..tables import read_arrow, read_table_config, row_count, table_is_current, table_meta, table_stats, write_table
 from ._frames import arrow_batch_rows, read_documents, read_table, sorted_chunks, spark_schema
@@ -75,24 +75,28 @@ def fingerprints_without(spark: SparkSession, out: str, excluded) -> DataFrame:
     return fp
 
 
-def seed_arrow(batches, max_df: int):
-    """SEED_ROWS for (hash, doc_id, pos)-sorted fingerprint batches of one hash partition."""
+def seed_arrow(batches, max_df: int, max_repeats: int = 0):
+    """SEED_ROWS for (hash, doc_id, pos)-sorted fingerprint batches of one hash partition; a
+    hash's first max_repeats occurrences in a document seed (0: all)."""
     for chunk in sorted_chunks(batches, ["hash"]):
         hashes = chunk.column("hash").to_numpy()
         docs = chunk.column("doc_id").to_numpy()
         pos = chunk.column("pos").to_numpy()
         runs = hash_runs(hashes, docs)
-        for s in partition_seeds(hashes, docs, pos, max_df, runs):
+        seeding = first_repeats(hashes, docs, max_repeats)
+        if not seeding.all():
+            hashes, docs, pos = hashes[seeding], docs[seeding], pos[seeding]
+        for s in partition_seeds(hashes, docs, pos, max_df, None if len(hashes) < len(seeding) else runs):
             yield pa.RecordBatch.from_arrays([pa.array(s.doc_a), pa.array(s.doc_b), pa.array(s.hash),
                                               pa.array(s.pos_a), pa.array(s.pos_b)], schema=SEED_ROWS)
-        doc, count = kept_hash_counts(hashes, docs, max_df, runs)
+        doc, count = kept_hash_counts(hashes, docs, max_df, None if len(hashes) < len(seeding) else runs)
         n = len(doc)
         yield pa.RecordBatch.from_arrays([pa.array(doc), pa.array(np.full(n, -1, np.int64)), pa.array(count),
                                           pa.array(np.zeros(n, np.int32)), pa.array(np.zeros(n, np.int32))],
                                          schema=SEED_ROWS)
 
 
-def cross_seed_arrow(batches, with_self: bool):
+def cross_seed_arrow(batches, with_self: bool, max_repeats: int = 0):
     """SEED_ROWS for (hash, new, doc_id, pos)-sorted batches of a check's fingerprints, the
     boilerplate removed: indexed × new seeds (with_self: new × new too), and per document its
     distinct hashes."""
@@ -101,6 +105,9 @@ def cross_seed_arrow(batches, with_self: bool):
         docs = chunk.column("doc_id").to_numpy()
         pos = chunk.column("pos").to_numpy()
         new = chunk.column("new").to_numpy(zero_copy_only=False)
+        seeding = first_repeats(hashes, docs, max_repeats)
+        if not seeding.all():
+            hashes, docs, pos, new = hashes[seeding], docs[seeding], pos[seeding], new[seeding]
         for s in cross_seeds(hashes, docs, pos, new, with_self):
             yield pa.RecordBatch.from_arrays([pa.array(s.doc_a), pa.array(s.doc_b), pa.array(s.hash),
                                               pa.array(s.pos_a), pa.array(s.pos_b)], schema=SEED_ROWS)
@@ -128,6 +135,23 @@ def pair_arrow(batches, min_shared: int):
                                          type=PAIR_ROWS.field("seeds").type)
         yield pa.RecordBatch.from_arrays([pa.array(runs.doc_a), pa.array(runs.doc_b), pa.array(runs.shared), lists],
                                          schema=PAIR_ROWS)
+
+
+def seed_bounds(spark: SparkSession, out: str, fp: DataFrame, excluded, max_repeats: int = 0) -> dict[int, int]:
+    """Per document frequency, a bound on the seed rows its hashes make in the self-join: the sum
+    of occurrences·(occurrences − 1)/2 (every two occurrences, within a document too); from
+    hash_freq when it is current, else counted from the fingerprints."""
+    if table_is_current(out, "hash_freq"):
+        freq = read_table(spark, out, "hash_freq").select("hash", "docs", "occurrences")
+        if excluded is not None and len(excluded):
+            drop = spark.createDataFrame([(int(h),) for h in excluded], "hash long")
+            freq = freq.join(F.broadcast(drop), "hash", "left_anti")
+    else:
+        freq = fp.groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"), F.count(F.lit(1)).alias("occurrences"))
+    seeding = F.least(F.col("occurrences"), F.col("docs") * (max_repeats or 2**31))  # first_repeats' cap
+    pairs = seeding * (seeding - 1) / 2
+    return {r["docs"]: int(r["seeds"]) for r in freq.filter(F.col("docs") >= 2).groupBy("docs")
+            .agg(F.sum(pairs.cast("long")).alias("seeds")).collect()}
 
 
 def doc_freq_counts(spark: SparkSession, out: str, fp: DataFrame, excluded) -> list[tuple[int, int]]:
@@ -176,17 +200,17 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
         order: tuple[str, ...] = ("hash", "new", "doc_id", "pos")
 
         def seeds_of(batches):
-            yield from cross_seed_arrow(batches, with_self)
+            yield from cross_seed_arrow(batches, with_self, pcfg.max_repeats)
     else:
         if pcfg.max_df:
             max_df = pcfg.max_df
         else:
             counts = doc_freq_counts(spark, out, fp, excluded)
-            max_df = auto_max_df(documents, counts, pcfg.pair_budget)
+            max_df = auto_max_df(documents, counts, pcfg.pair_budget, seed_bounds(spark, out, fp, excluded, pcfg.max_repeats))
         order = ("hash", "doc_id", "pos")
 
         def seeds_of(batches):
-            yield from seed_arrow(batches, max_df)
+            yield from seed_arrow(batches, max_df, pcfg.max_repeats)
 
     def pairs_of(batches):
         yield from pair_arrow(batches, pcfg.min_shared)
