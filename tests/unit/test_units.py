@@ -290,3 +290,19 @@ def test_code_tokens_are_in_text_order_within_the_text(blocks, name):
     assert all(0 <= s < e <= len(text) for s, e in zip(starts.tolist(), ends.tolist()))
     assert all(e <= s for e, s in zip(ends[:-1].tolist(), starts[1:].tolist()))
     assert all(text[s:e].strip() and "\f" not in text[s:e] for s, e in zip(starts.tolist(), ends.tolist()))
+
+
+def test_code_windows_are_whole_blocks_and_lex_as_the_whole_text():
+    from webwinnow.stages.passages import whole_blocks
+
+    blocks = ['char *s = "open;', ORIGINAL, "x = 1;\n", RENAMED]
+    text = "\n\f\n".join(blocks)
+    codes, starts, ends = code_tokens(text)
+    breaks = np.array([i for i, ch in enumerate(text) if ch == "\f"], np.int64)
+    inner = text.index("total += 1")  # inside the second block
+    start, end, opened = whole_blocks(np.array([inner, 0]), np.array([inner + 5, 3]), breaks, len(text), starts)
+    assert text[start[0]:end[0]] == "\n" + ORIGINAL + "\n" and opened[0] == 3
+    assert (start[1], text[start[1]:end[1]], opened[1]) == (0, blocks[0] + "\n", 2)
+    w_codes, w_starts, _ = code_tokens(text[start[0]:end[0]])
+    inside = (starts >= start[0]) & (starts < end[0])
+    assert w_codes.tolist() == codes[inside].tolist() and (w_starts + start[0]).tolist() == starts[inside].tolist()

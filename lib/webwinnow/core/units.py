@@ -19,7 +19,7 @@ same way whatever the unit, and a fingerprint's position is the start of its k-g
 The guarantee holds in the unit: any shared run of at least t = w + k - 1 codes yields a shared
 fingerprint, and no run shorter than k codes matches. Words and tokens are split the same way
 in a window of a text (cut at unit boundaries) as in the whole text, which the passages stage
-relies on for words; code windows are whole texts (a lexer's state depends on what came before).
+relies on for words; code windows are whole blocks (each block is lexed alone).
 """
 
 from __future__ import annotations

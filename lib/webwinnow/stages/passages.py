@@ -121,16 +121,13 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
     for row in range(batch.num_rows):
         lo, hi = offsets[row], offsets[row + 1]
         doc = data[text_starts[row]:text_ends[row]]
-        norm_offsets, norm_ends = _doc_units(doc, w.unit, w.lexer, fold, expand)
+        norm_offsets, norm_ends, blocks = _doc_units(doc, w.unit, w.lexer, fold, expand)
         char_bytes = _char_bytes(doc)
-        if w.unit == "code":  # whole texts: a lexer's tokens depend on all that precedes
+        start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg),
+                                          norm_ends)
+        if blocks is not None:  # code: whole blocks, each lexed alone, so a window lexes as its text does
             chars = len(char_bytes) - 1 if char_bytes is not None else len(doc)
-            start = np.zeros(hi - lo, np.int64)
-            end = np.full(hi - lo, chars, np.int64)
-            opened = np.zeros(hi - lo, np.int64)
-        else:
-            start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg),
-                                              norm_ends)
+            start, end, opened = whole_blocks(start, end, blocks, chars, norm_offsets)
         parts["byte_lo"].append(text_starts[row] + (char_bytes[start] if char_bytes is not None else start))
         parts["byte_hi"].append(text_starts[row] + (char_bytes[end] if char_bytes is not None else end))
         parts["start"].append(start)
@@ -162,20 +159,36 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
 
 
 def _doc_units(doc: np.ndarray, unit: str, lexer: str, fold: np.ndarray, expand: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The starts of a UTF-8 text's units and their ends (None for characters: start + 1)."""
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The starts of a UTF-8 text's units, their ends (None for characters: start + 1) and, for
+    code, the character offsets of the form feeds between its blocks."""
     if unit == "code":
         from ..core.codetokens import code_tokens
 
-        _, starts, ends = code_tokens(doc.tobytes().decode("utf-8", "surrogatepass"), lexer)
-        return starts, ends
+        text = doc.tobytes().decode("utf-8", "surrogatepass")
+        _, starts, ends = code_tokens(text, lexer)
+        return starts, ends, np.array([i for i, ch in enumerate(text) if ch == "\f"], np.int64)
     chars, offsets = kernel._normalize(doc, fold, expand)
     if unit == "word":
         from ..core.units import _words
 
         _, starts, ends = _words(chars, offsets.astype(np.int64))
-        return starts, ends
-    return offsets, None
+        return starts, ends, None
+    return offsets, None, None
+
+
+def whole_blocks(start: np.ndarray, end: np.ndarray, breaks: np.ndarray, chars: int, unit_starts: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Windows [start, end) of a code text widened to the whole blocks they touch (breaks: the
+    offsets of the form feeds between blocks; chars: the text's length), with whether units lie
+    before (1) or after (2) each widened window."""
+    first = np.searchsorted(breaks, start, side="left")  # breaks before the window's start
+    start = np.where(first > 0, breaks[np.maximum(first - 1, 0)] + 1, 0)
+    last = np.searchsorted(breaks, end, side="left")  # the first break at or after its end
+    end = np.where(last < len(breaks), breaks[np.minimum(last, len(breaks) - 1)], chars)
+    before = np.searchsorted(unit_starts, start, side="left") > 0
+    after = np.searchsorted(unit_starts, end, side="left") < len(unit_starts)
+    return start.astype(np.int64), end.astype(np.int64), before.astype(np.int64) | (after.astype(np.int64) << 1)
 
 
 def _char_bytes(doc: np.ndarray) -> np.ndarray | None:
