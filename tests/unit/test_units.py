@@ -303,6 +303,8 @@ def test_code_windows_are_whole_blocks_and_lex_as_the_whole_text():
     start, end, opened = whole_blocks(np.array([inner, 0]), np.array([inner + 5, 3]), breaks, len(text), starts)
     assert text[start[0]:end[0]] == "\n" + ORIGINAL + "\n" and opened[0] == 3
     assert (start[1], text[start[1]:end[1]], opened[1]) == (0, blocks[0] + "\n", 2)
+    one = whole_blocks(np.array([4]), np.array([9]), np.zeros(0, np.int64), len(ORIGINAL), code_tokens(ORIGINAL)[1])
+    assert [x.tolist() for x in one] == [[0], [len(ORIGINAL)], [0]]  # a single block: the whole text
     w_codes, w_starts, _ = code_tokens(text[start[0]:end[0]])
     inside = (starts >= start[0]) & (starts < end[0])
     assert w_codes.tolist() == codes[inside].tolist() and (w_starts + start[0]).tolist() == starts[inside].tolist()

@@ -182,10 +182,9 @@ def whole_blocks(start: np.ndarray, end: np.ndarray, breaks: np.ndarray, chars: 
     """Windows [start, end) of a code text widened to the whole blocks they touch (breaks: the
     offsets of the form feeds between blocks; chars: the text's length), with whether units lie
     before (1) or after (2) each widened window."""
-    first = np.searchsorted(breaks, start, side="left")  # breaks before the window's start
-    start = np.where(first > 0, breaks[np.maximum(first - 1, 0)] + 1, 0)
-    last = np.searchsorted(breaks, end, side="left")  # the first break at or after its end
-    end = np.where(last < len(breaks), breaks[np.minimum(last, len(breaks) - 1)], chars)
+    fenced = np.concatenate([[-1], breaks, [chars]])  # a break before the text and after it
+    start = fenced[np.searchsorted(fenced, start, side="left") - 1] + 1  # after the last break before it
+    end = fenced[np.searchsorted(fenced, end, side="left")]  # the first break at or after its end
     before = np.searchsorted(unit_starts, start, side="left") > 0
     after = np.searchsorted(unit_starts, end, side="left") < len(unit_starts)
     return start.astype(np.int64), end.astype(np.int64), before.astype(np.int64) | (after.astype(np.int64) << 1)
