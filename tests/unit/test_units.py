@@ -234,6 +234,14 @@ def test_code_batch_passages_take_whole_texts():
     whole = copied_passages(a, b, np.array(pos_a), np.array(pos_b), k, unit="code")
     assert got.start_a.tolist() == whole.start_a.tolist() and got.end_b.tolist() == whole.end_b.tolist()
     assert got.length.tolist() == whole.length.tolist() and len(whole) >= 1
+    # the passages stage ships the tokens it lexed once per page: the same spans
+    made = [(np.array([0, len(t[0])]), *t) for t in (code_tokens(a), code_tokens(b))]
+    shipped = batch_passages([a], [b], np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
+                             np.zeros(1, np.int64), np.array([0, len(pos_a)]), np.array(pos_a), np.array(pos_b),
+                             np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0, bool), k, unit="code",
+                             tokens_a=made[0], tokens_b=made[1])
+    assert [x.tolist() for x in (shipped.start_a, shipped.end_a, shipped.start_b, shipped.end_b, shipped.length)] == \
+        [x.tolist() for x in (got.start_a, got.end_a, got.start_b, got.end_b, got.length)]
 
 
 def test_lexer_names_are_checked():

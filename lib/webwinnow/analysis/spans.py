@@ -416,13 +416,17 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
                    template_a: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                    template_b: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                    max_spans: int = 1000, max_chars: int = 20_000_000, unit: str = "char",
-                   lexer: str = DEFAULT_LEXER) -> BatchPassages:
+                   lexer: str = DEFAULT_LEXER,
+                   tokens_a: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+                   tokens_b: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> BatchPassages:
     """window_passages for each pair p of Arrow string arrays texts_a/texts_b (windows), with the
     boilerplate share of every span from the a-window's sorted fingerprint positions and flags,
     and its content units per side: template_a = (offsets, lo, hi), pair p's template
     intervals lo/hi[offsets[p]:offsets[p + 1]] in its a-window's unit indices (None: no
     template). Code windows must be whole blocks (a lexer's state depends on what precedes
-    within a block; webwinnow.stages.passages.whole_blocks)."""
+    within a block; webwinnow.stages.passages.whole_blocks); tokens_a/tokens_b give their tokens
+    already made, (bounds, codes, starts, ends) with ranges from each window's start (else the
+    windows are lexed here)."""
     import pyarrow as pa
 
     if k < 1 or max_spans < 1 or max_chars < 1:
@@ -434,9 +438,15 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
     number = unit_number(unit)
     arrays = []
     tokens: list[np.ndarray] = []
-    for texts in (texts_a, texts_b):
+    for texts, made in ((texts_a, tokens_a), (texts_b, tokens_b)):
         texts = pa.array(texts, pa.string()) if not isinstance(texts, pa.Array) else texts
-        if number == CODE:
+        if number == CODE and made is not None:
+            # writable: the kernel's variables hold these slices or its own scratch arrays
+            bounds, codes, starts, ends = (np.require(x, np.int64, ["C", "W"]) for x in made)
+            if len(bounds) != n + 1 or not (len(codes) == len(starts) == len(ends) == (bounds[-1] if n else 0)):
+                raise ValueError("tokens: n + 1 bounds and one code, start and end per token")
+            tokens.extend((bounds, codes, starts, ends))
+        elif number == CODE:
             from ..core.winnowing import code_units_batch
 
             codes, starts, ends, bounds = code_units_batch(texts, lexer)

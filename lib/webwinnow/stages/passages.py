@@ -53,6 +53,9 @@ WINDOWS = pa.schema([
     ("text", pa.string()), ("fp_pos", pa.list_(pa.int64())), ("fp_boilerplate", pa.list_(pa.bool_())),
     # the window's template text: intervals of its normalized indices (webwinnow.analysis.template)
     ("tpl_lo", pa.list_(pa.int64())), ("tpl_hi", pa.list_(pa.int64())),
+    # code: the window's tokens (codes, ranges from the window's start), lexed once per page here
+    # rather than once per pair and side by the span kernel (Pygments lexes about 1 MB/s)
+    ("tok_code", pa.list_(pa.int64())), ("tok_start", pa.list_(pa.int64())), ("tok_end", pa.list_(pa.int64())),
 ])
 #: Window text per output batch of the window pass. Memory, not speed: a batch is copied on its
 #: way to the JVM, and its rows wait in the shuffle.
@@ -116,12 +119,13 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
     values = requests.flatten()
     fields = {name: values.field(name).to_numpy(zero_copy_only=False) for name in ("doc_a", "doc_b", "side", "lo", "hi")}
     parts: dict[str, list[np.ndarray]] = {name: [] for name in ("byte_lo", "byte_hi", "start", "open", "fp_len", "fp_pos",
-                                                                "fp_flag", "tpl_len", "tpl_lo", "tpl_hi")}
+                                                                "fp_flag", "tpl_len", "tpl_lo", "tpl_hi", "tok_len",
+                                                                "tok_code", "tok_start", "tok_end")}
     first_request = held = 0
     for row in range(batch.num_rows):
         lo, hi = offsets[row], offsets[row + 1]
         doc = data[text_starts[row]:text_ends[row]]
-        norm_offsets, norm_ends, blocks = _doc_units(doc, w.unit, w.lexer, fold, expand)
+        norm_offsets, norm_ends, blocks, codes = _doc_units(doc, w.unit, w.lexer, fold, expand)
         char_bytes = _char_bytes(doc)
         start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg),
                                           norm_ends)
@@ -151,6 +155,13 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
         parts["tpl_len"].append(counts)
         parts["tpl_lo"].append(lo_in)
         parts["tpl_hi"].append(hi_in)
+        tokens = (win_hi - win_lo) if codes is not None else np.zeros(hi - lo, np.int64)
+        index = np.repeat(win_lo - np.concatenate([[0], np.cumsum(tokens)[:-1]]), tokens) + np.arange(tokens.sum())
+        parts["tok_len"].append(tokens)
+        if codes is not None and norm_ends is not None:
+            parts["tok_code"].append(codes[index])
+            parts["tok_start"].append(norm_offsets[index] - np.repeat(start, tokens))
+            parts["tok_end"].append(norm_ends[index] - np.repeat(start, tokens))
         held += int((parts["byte_hi"][-1] - parts["byte_lo"][-1]).sum())
         if held >= WINDOW_BATCH_BYTES or row == batch.num_rows - 1:
             yield _window_batch(data, parts, {name: col[first_request:hi] for name, col in fields.items()})
@@ -159,22 +170,22 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
 
 
 def _doc_units(doc: np.ndarray, unit: str, lexer: str, fold: np.ndarray, expand: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """The starts of a UTF-8 text's units, their ends (None for characters: start + 1) and, for
-    code, the character offsets of the form feeds between its blocks."""
+    code, the character offsets of the form feeds between its blocks and the tokens' codes."""
     if unit == "code":
         from ..core.codetokens import code_tokens
 
         text = doc.tobytes().decode("utf-8", "surrogatepass")
-        _, starts, ends = code_tokens(text, lexer)
-        return starts, ends, np.array([i for i, ch in enumerate(text) if ch == "\f"], np.int64)
+        codes, starts, ends = code_tokens(text, lexer)
+        return starts, ends, np.array([i for i, ch in enumerate(text) if ch == "\f"], np.int64), codes
     chars, offsets = kernel._normalize(doc, fold, expand)
     if unit == "word":
         from ..core.units import _words
 
         _, starts, ends = _words(chars, offsets.astype(np.int64))
-        return starts, ends, None
-    return offsets, None, None
+        return starts, ends, None, None
+    return offsets, None, None, None
 
 
 def whole_blocks(start: np.ndarray, end: np.ndarray, breaks: np.ndarray, chars: int, unit_starts: np.ndarray
@@ -206,13 +217,16 @@ def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: 
     texts = pa.StringArray.from_buffers(len(sizes), pa.py_buffer(text_offsets.astype(np.int32)), pa.py_buffer(gathered))
     fp_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("fp_len", np.int64))]).astype(np.int32))
     tpl_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tpl_len", np.int64))]).astype(np.int32))
+    tok_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tok_len", np.int64))]).astype(np.int32))
     return pa.RecordBatch.from_arrays(
         [pa.array(fields["doc_a"]), pa.array(fields["doc_b"]), pa.array(fields["side"].astype(np.int32)),
          pa.array(cat("start", np.int64)), pa.array(cat("open", np.int32)), texts,
          pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_pos", np.int64))),
          pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_flag", bool))),
          pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_lo", np.int64))),
-         pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_hi", np.int64)))],
+         pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_hi", np.int64))),
+         *(pa.ListArray.from_arrays(tok_offsets, pa.array(cat(name, np.int64))) for name in ("tok_code", "tok_start",
+                                                                                            "tok_end"))],
         schema=WINDOWS)
 
 
@@ -235,6 +249,10 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         lo = table.column("tpl_lo").chunk(0).take(rows)
         hi = table.column("tpl_hi").chunk(0).take(rows)
         return _offsets(lo), lo.flatten().to_numpy(zero_copy_only=False), hi.flatten().to_numpy(zero_copy_only=False)
+
+    def tokens(rows):
+        lists = [table.column(name).chunk(0).take(rows) for name in ("tok_code", "tok_start", "tok_end")]
+        return (_offsets(lists[0]), *(x.flatten().to_numpy(zero_copy_only=False) for x in lists))
     found = batch_passages(
         table.column("text").chunk(0).take(ra), table.column("text").chunk(0).take(rb),
         table.column("start").chunk(0).take(ra).to_numpy(), table.column("start").chunk(0).take(rb).to_numpy(),
@@ -244,7 +262,8 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         _offsets(fp), fp.flatten().to_numpy(zero_copy_only=False),
         table.column("fp_boilerplate").chunk(0).take(ra).flatten().to_numpy(zero_copy_only=False),
         cfg.winnow.k, template_a=template(ra), template_b=template(rb), max_spans=cfg.pairs.max_spans,
-        max_chars=cfg.pairs.max_chars, unit=cfg.winnow.unit, lexer=cfg.winnow.lexer)
+        max_chars=cfg.pairs.max_chars, unit=cfg.winnow.unit, lexer=cfg.winnow.lexer,
+        **({"tokens_a": tokens(ra), "tokens_b": tokens(rb)} if cfg.winnow.unit == "code" else {}))
     pairs_a, pairs_b = doc_a[r], doc_b[r]
     redo = np.flatnonzero(found.truncated)
     n_redo = len(redo)
@@ -307,7 +326,8 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
         # One shuffle brings each pair's two windows and its seeds together (sides 0, 1, 2).
         seed_rows = seeds.select("doc_a", "doc_b", F.lit(2).alias("side"),
                                  *(F.lit(None).cast(window_types[name].dataType).alias(name)
-                                   for name in ("start", "open", "text", "fp_pos", "fp_boilerplate", "tpl_lo", "tpl_hi")),
+                                   for name in ("start", "open", "text", "fp_pos", "fp_boilerplate", "tpl_lo", "tpl_hi",
+                                                "tok_code", "tok_start", "tok_end")),
                                  "seeds")
         return (
             windows.withColumn("seeds", F.lit(None).cast(seed_type))
