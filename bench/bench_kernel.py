@@ -227,10 +227,10 @@ def main() -> int:
     nbytes = arr.buffers()[2].size
     print(f"# code: {len(code)} docs of C, {nbytes / MB:.1f} MB UTF-8", flush=True)
     chars = best_of(lambda: ww.fingerprint_batch(arr, 50, 100), runs=3)
-    fp = ww.fingerprint_batch(arr, 5, 4, unit="code")
-    seconds = best_of(lambda: ww.fingerprint_batch(arr, 5, 4, unit="code"), runs=3)
-    report("fingerprint_batch", "code", "code k=5 w=4 (c)", nbytes, seconds)
-    print(f"kernel  {'density':<18} {'code':<8} {'code k=5 w=4 (c)':<22} {fp.density:.5f} (2/(w+1) = {2 / 5:.5f}); "
+    fp = ww.fingerprint_batch(arr, 23, 17, unit="code")
+    seconds = best_of(lambda: ww.fingerprint_batch(arr, 23, 17, unit="code"), runs=3)
+    report("fingerprint_batch", "code", "code k=23 w=17 (c)", nbytes, seconds)
+    print(f"kernel  {'density':<18} {'code':<8} {'code k=23 w=17 (c)':<22} {fp.density:.5f} (2/(w+1) = {2 / 18:.5f}); "
           f"{fp.norm_chars.sum() / MB:.2f} M tokens; {chars / seconds:.3f}x the speed of characters (Pygments lexes "
           "in Python)", flush=True)
     print(f"# total {time.perf_counter() - t_start:.1f} s")

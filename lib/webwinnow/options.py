@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     winnow = argparse.ArgumentParser(add_help=False)
     winnow.add_argument("--unit", choices=("char", "word", "code"),
                         help="what a k-gram counts: normalized characters (char, k=50 w=100), words (word, k=5 w=16), "
-                             "or tokens of the pages' <pre>/<code> blocks (code, k=5 w=4); k and w default by unit")
+                             "or tokens of the pages' <pre>/<code> blocks (code, k=23 w=17); k and w default by unit")
     winnow.add_argument("--lexer", metavar="NAME",
                         help="--unit code: the Pygments lexer every text is tokenized with (c; python, java, bash, ...)")
     winnow.add_argument("--k", type=int, help="noise threshold: k-gram length in units (50 characters)")

@@ -16,7 +16,7 @@ from webwinnow.core.codetokens import code_tokens, lexer
 from webwinnow.core.winnowing import units
 
 import naive
-from codepages import ORIGINAL, PAGES, RENAMED, write_code_warc
+from codepages import ORIGINAL, OTHER, PAGES, RENAMED, write_code_warc
 
 # letters of several scripts, expansions (ß, ﬁ, ㌀), kana and ideographs, digits, and what separates words
 WORD_CHARS = "abcXYZ09ßﬁǅéÉ東京都ひらカタ㌀Ωω" + " -'.,\n\t"
@@ -252,7 +252,7 @@ def test_lexer_names_are_checked():
 
 def test_a_unit_brings_its_k_and_w_unless_given():
     assert (lambda c: (c.k, c.w))(load_config([], {"winnow": {"unit": "word"}}).winnow) == (5, 16)
-    assert (lambda c: (c.k, c.w))(load_config([], {"winnow": {"unit": "code"}}).winnow) == (5, 4)
+    assert (lambda c: (c.k, c.w))(load_config([], {"winnow": {"unit": "code"}}).winnow) == (23, 17)
     assert load_config([], {"winnow": {"unit": "word", "k": 7}}).winnow.k == 7
     with pytest.raises(ValueError, match="winnow.unit must be one of char, word, code"):
         load_config([], {"winnow": {"unit": "line"}})
@@ -300,19 +300,67 @@ def test_code_tokens_are_in_text_order_within_the_text(blocks, name):
     assert all(text[s:e].strip() and "\f" not in text[s:e] for s, e in zip(starts.tolist(), ends.tolist()))
 
 
-def test_code_windows_are_whole_blocks_and_lex_as_the_whole_text():
-    from webwinnow.stages.passages import whole_blocks
+@pytest.mark.parametrize("margin", [0, 3, 10_000])
+def test_code_windows_carry_the_pages_tokens_and_give_the_whole_texts_passages(margin, monkeypatch):
+    """The passages stage's own window and grow passes on code pages: a window is cut at token
+    boundaries (not whole blocks) and carries the tokens the whole page's lexing made, so its
+    spans are those of the whole texts, or it says the pair must be grown again (redo)."""
+    import pyarrow as pa
 
-    blocks = ['char *s = "open;', ORIGINAL, "x = 1;\n", RENAMED]
-    text = "\n\f\n".join(blocks)
-    codes, starts, ends = code_tokens(text)
-    breaks = np.array([i for i, ch in enumerate(text) if ch == "\f"], np.int64)
-    inner = text.index("total += 1")  # inside the second block
-    start, end, opened = whole_blocks(np.array([inner, 0]), np.array([inner + 5, 3]), breaks, len(text), starts)
-    assert text[start[0]:end[0]] == "\n" + ORIGINAL + "\n" and opened[0] == 3
-    assert (start[1], text[start[1]:end[1]], opened[1]) == (0, blocks[0] + "\n", 2)
-    one = whole_blocks(np.array([4]), np.array([9]), np.zeros(0, np.int64), len(ORIGINAL), code_tokens(ORIGINAL)[1])
-    assert [x.tolist() for x in one] == [[0], [len(ORIGINAL)], [0]]  # a single block: the whole text
-    w_codes, w_starts, _ = code_tokens(text[start[0]:end[0]])
-    inside = (starts >= start[0]) & (starts < end[0])
-    assert w_codes.tolist() == codes[inside].tolist() and (w_starts + start[0]).tolist() == starts[inside].tolist()
+    from webwinnow.stages import passages
+
+    monkeypatch.setattr(passages, "margin", lambda cfg: margin)
+    cfg = load_config([], {"winnow": {"unit": "code", "k": 4, "w": 3}})
+    rng = random.Random(margin)
+    noise = [OTHER, "x = 1;", 'char *s = "open;', "for (;;) { y--; }", "return a + b * c;"]
+    texts = []
+    for _ in range(8):  # the copy among other blocks, or inside one, maybe after a block a string left open
+        parts = rng.sample(noise, 3)
+        parts.insert(rng.randint(0, 3), rng.choice([ORIGINAL, RENAMED]))
+        texts.append("\n\f\n".join(parts) if rng.random() < 0.6 else " ".join(parts))
+    prints = [ww.fingerprint(t, k=4, w=3, unit="code") for t in texts]
+    seeds = {}
+    for a in range(len(texts)):
+        for b in range(a + 1, len(texts)):
+            shared = [(p, q) for x, p in zip(*(v.tolist() for v in prints[a]))
+                      for y, q in zip(*(v.tolist() for v in prints[b])) if x == y]
+            if shared:
+                seeds[a, b] = (np.array([p for p, _ in shared]), np.array([q for _, q in shared]))
+    assert len(seeds) >= 20
+    requests = {d: [] for d in range(len(texts))}
+    for (a, b), (sa, sb) in seeds.items():
+        requests[a].append({"doc_a": a, "doc_b": b, "side": 0, "lo": int(sa.min()), "hi": int(sa.max())})
+        requests[b].append({"doc_a": a, "doc_b": b, "side": 1, "lo": int(sb.min()), "hi": int(sb.max())})
+    batch = pa.RecordBatch.from_pydict({"doc_id": list(requests), "requests": list(requests.values()), "text": texts})
+    windows = pa.Table.from_batches(list(passages.window_arrow(batch, cfg, np.zeros(0, np.int64))))
+    assert len(windows) == 2 * len(seeds)
+    for row in windows.to_pylist():
+        text, start = texts[row["doc_a"] if row["side"] == 0 else row["doc_b"]], row["start"]
+        codes, starts, ends = code_tokens(text)
+        inside = (starts >= start) & (ends <= start + len(row["text"]))
+        assert text[start:start + len(row["text"])] == row["text"]
+        assert row["text"] == text[starts[inside][0]:ends[inside][-1]]  # whole tokens, nothing beyond them
+        assert row["tok_code"] == codes[inside].tolist()  # the page's tokens, not the window's own lexing
+        assert row["tok_start"] == (starts[inside] - start).tolist()
+        assert row["tok_end"] == (ends[inside] - start).tolist()
+        assert row["open"] == (starts[0] < start) + 2 * (ends[-1] > start + len(row["text"]))
+    seed_type = pa.list_(pa.struct([("pos_a", pa.int64()), ("pos_b", pa.int64())]))
+    seed_rows = pa.table({"doc_a": [a for a, _ in seeds], "doc_b": [b for _, b in seeds], "side": pa.array([2] * len(seeds), pa.int32()),
+                          "seeds": pa.array([[{"pos_a": int(p), "pos_b": int(q)} for p, q in zip(*s)] for s in seeds.values()],
+                                            seed_type)})
+    table = pa.concat_tables([windows.append_column("seeds", pa.nulls(len(windows), seed_type)), seed_rows],
+                             promote_options="default")
+    table = table.sort_by([("doc_a", "ascending"), ("doc_b", "ascending"), ("side", "ascending")])
+    grown = passages.grow_arrow(table, cfg).to_pylist()
+    redone = {(g["doc_a"], g["doc_b"]) for g in grown if g["redo"]}
+    for (a, b), (sa, sb) in seeds.items():
+        if (a, b) in redone:
+            continue
+        whole = copied_passages(texts[a], texts[b], sa, sb, 4, unit="code")
+        got = {(g["start_a"], g["end_a"], g["start_b"], g["end_b"], g["length"]) for g in grown if (g["doc_a"], g["doc_b"]) == (a, b)}
+        assert got == set(zip(whole.start_a.tolist(), whole.end_a.tolist(), whole.start_b.tolist(),
+                              whole.end_b.tolist(), whole.length.tolist()))
+    if margin == 10_000:  # windows holding the whole texts are never grown again
+        assert not redone
+    elif margin:  # a few tokens beyond the seeds settle some pairs in their windows
+        assert len(redone) < len(seeds)

@@ -423,10 +423,10 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
     boilerplate share of every span from the a-window's sorted fingerprint positions and flags,
     and its content units per side: template_a = (offsets, lo, hi), pair p's template
     intervals lo/hi[offsets[p]:offsets[p + 1]] in its a-window's unit indices (None: no
-    template). Code windows must be whole blocks (a lexer's state depends on what precedes
-    within a block; webwinnow.stages.passages.whole_blocks); tokens_a/tokens_b give their tokens
-    already made, (bounds, codes, starts, ends) with ranges from each window's start (else the
-    windows are lexed here)."""
+    template). For code, tokens_a/tokens_b give the windows' tokens as the whole texts' lexing
+    made them, (bounds, codes, starts, ends) with ranges from each window's start; without them
+    the windows are lexed here, and must then be whole blocks (a lexer's state depends on what
+    precedes within a block)."""
     import pyarrow as pa
 
     if k < 1 or max_spans < 1 or max_chars < 1:

@@ -19,7 +19,8 @@ same way whatever the unit, and a fingerprint's position is the start of its k-g
 The guarantee holds in the unit: any shared run of at least t = w + k - 1 codes yields a shared
 fingerprint, and no run shorter than k codes matches. Words and tokens are split the same way
 in a window of a text (cut at unit boundaries) as in the whole text, which the passages stage
-relies on for words; code windows are whole blocks (each block is lexed alone).
+relies on for words; its code windows carry the tokens their page's lexing made (a lexer's state
+depends on what precedes in a block). Each unit's default k and w: webwinnow.config.UNITS.
 """
 
 from __future__ import annotations
@@ -31,9 +32,6 @@ from .jit import JIT_OPTIONS
 
 CHAR, WORD, CODE = 0, 1, 2
 UNITS = ("char", "word", "code")
-#: k and w when a unit is chosen without them: the paper's web setting for characters, Noplag's
-#: word 5-grams in windows of 16, and Analogi's (MOSS's row of the paper) 5 tokens in windows of 4.
-DEFAULTS = {"char": (50, 100), "word": (5, 16), "code": (5, 4)}
 #: What the tables' counts of normalized units (norm_chars, length, content_chars...) count.
 NOUNS = {"char": "normalized characters", "word": "words", "code": "code tokens"}
 

@@ -54,8 +54,9 @@ WINDOWS = pa.schema([
     # the window's template text: intervals of its normalized indices (webwinnow.analysis.template)
     ("tpl_lo", pa.list_(pa.int64())), ("tpl_hi", pa.list_(pa.int64())),
     # code: the window's tokens (codes, ranges from the window's start), lexed once per page here
-    # rather than once per pair and side by the span kernel (Pygments lexes about 1 MB/s)
-    ("tok_code", pa.list_(pa.int64())), ("tok_start", pa.list_(pa.int64())), ("tok_end", pa.list_(pa.int64())),
+    # rather than once per pair and side by the span kernel (Pygments lexes about 1 MB/s). They are
+    # most of what a code pair moves, so the ranges are 32-bit: a window is a slice of one page.
+    ("tok_code", pa.list_(pa.int64())), ("tok_start", pa.list_(pa.int32())), ("tok_end", pa.list_(pa.int32())),
 ])
 #: Window text per output batch of the window pass. Memory, not speed: a batch is copied on its
 #: way to the JVM, and its rows wait in the shuffle.
@@ -125,13 +126,13 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
     for row in range(batch.num_rows):
         lo, hi = offsets[row], offsets[row + 1]
         doc = data[text_starts[row]:text_ends[row]]
-        norm_offsets, norm_ends, blocks, codes = _doc_units(doc, w.unit, w.lexer, fold, expand)
+        norm_offsets, norm_ends, codes = _doc_units(doc, w.unit, w.lexer, fold, expand)
         char_bytes = _char_bytes(doc)
+        # Code windows are cut at token boundaries like words: they carry the tokens the page's
+        # lexing made, so a window need not lex alone as its text does (whole <pre> blocks, sent
+        # per pair, made a 12 GB shuffle on the docs corpus).
         start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg),
                                           norm_ends)
-        if blocks is not None:  # code: whole blocks, each lexed alone, so a window lexes as its text does
-            chars = len(char_bytes) - 1 if char_bytes is not None else len(doc)
-            start, end, opened = whole_blocks(start, end, blocks, chars, norm_offsets)
         parts["byte_lo"].append(text_starts[row] + (char_bytes[start] if char_bytes is not None else start))
         parts["byte_hi"].append(text_starts[row] + (char_bytes[end] if char_bytes is not None else end))
         parts["start"].append(start)
@@ -170,35 +171,21 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
 
 
 def _doc_units(doc: np.ndarray, unit: str, lexer: str, fold: np.ndarray, expand: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """The starts of a UTF-8 text's units, their ends (None for characters: start + 1) and, for
-    code, the character offsets of the form feeds between its blocks and the tokens' codes."""
+    code, the tokens' codes."""
     if unit == "code":
         from ..core.codetokens import code_tokens
 
-        text = doc.tobytes().decode("utf-8", "surrogatepass")
-        codes, starts, ends = code_tokens(text, lexer)
-        return starts, ends, np.array([i for i, ch in enumerate(text) if ch == "\f"], np.int64), codes
+        codes, starts, ends = code_tokens(doc.tobytes().decode("utf-8", "surrogatepass"), lexer)
+        return starts, ends, codes
     chars, offsets = kernel._normalize(doc, fold, expand)
     if unit == "word":
         from ..core.units import _words
 
         _, starts, ends = _words(chars, offsets.astype(np.int64))
-        return starts, ends, None, None
-    return offsets, None, None, None
-
-
-def whole_blocks(start: np.ndarray, end: np.ndarray, breaks: np.ndarray, chars: int, unit_starts: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Windows [start, end) of a code text widened to the whole blocks they touch (breaks: the
-    offsets of the form feeds between blocks; chars: the text's length), with whether units lie
-    before (1) or after (2) each widened window."""
-    fenced = np.concatenate([[-1], breaks, [chars]])  # a break before the text and after it
-    start = fenced[np.searchsorted(fenced, start, side="left") - 1] + 1  # after the last break before it
-    end = fenced[np.searchsorted(fenced, end, side="left")]  # the first break at or after its end
-    before = np.searchsorted(unit_starts, start, side="left") > 0
-    after = np.searchsorted(unit_starts, end, side="left") < len(unit_starts)
-    return start.astype(np.int64), end.astype(np.int64), before.astype(np.int64) | (after.astype(np.int64) << 1)
+        return starts, ends, None
+    return offsets, None, None
 
 
 def _char_bytes(doc: np.ndarray) -> np.ndarray | None:
@@ -225,8 +212,8 @@ def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: 
          pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_flag", bool))),
          pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_lo", np.int64))),
          pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_hi", np.int64))),
-         *(pa.ListArray.from_arrays(tok_offsets, pa.array(cat(name, np.int64))) for name in ("tok_code", "tok_start",
-                                                                                            "tok_end"))],
+         *(pa.ListArray.from_arrays(tok_offsets, pa.array(cat(name, dtype)))
+           for name, dtype in (("tok_code", np.int64), ("tok_start", np.int32), ("tok_end", np.int32)))],
         schema=WINDOWS)
 
 
