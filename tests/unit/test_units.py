@@ -292,12 +292,31 @@ def test_crawl_files_give_their_pages_code_to_the_code_unit(tmp_path):
        st.sampled_from(["c", "bash", "python"]))
 def test_code_tokens_are_in_text_order_within_the_text(blocks, name):
     """Whatever the lexer makes of it: tokens in order, never overlapping, each its text's
-    non-blank characters, in every block (a shell lexer's words included)."""
+    non-blank characters, in every block (a shell lexer's words included); within a block no
+    token repeats the one before it (a run is one token)."""
     text = "\f".join(blocks)
-    _, starts, ends = code_tokens(text, name)
+    codes, starts, ends = code_tokens(text, name)
     assert all(0 <= s < e <= len(text) for s, e in zip(starts.tolist(), ends.tolist()))
     assert all(e <= s for e, s in zip(ends[:-1].tolist(), starts[1:].tolist()))
     assert all(text[s:e].strip() and "\f" not in text[s:e] for s, e in zip(starts.tolist(), ends.tolist()))
+    assert all(a != b or "\f" in text[e:s] for a, b, e, s in zip(codes[:-1].tolist(), codes[1:].tolist(),
+                                                                 ends[:-1].tolist(), starts[1:].tolist()))
+
+
+def test_a_run_of_one_token_is_one_token_and_text_art_pairs_nothing():
+    """Rules of dashes, rows of numbers, a table header of names: each one token, its range the
+    whole run; runs in two blocks stay two tokens. Two programs each followed by long rules share
+    no fingerprint (as tokens one by one, the rules made hundreds of equal k-grams)."""
+    text = "-" * 60 + "\n\f\n" + "-" * 9 + "\nINSTRUCTION   DST  SRC0\n1 2 3 4\nx = y - - z;"
+    codes, starts, ends = code_tokens(text)
+    assert [text[s:e] for s, e in zip(starts.tolist(), ends.tolist())] == \
+        ["-" * 60, "-" * 9, "INSTRUCTION   DST  SRC0", "1 2 3 4", "x", "=", "y", "- -", "z", ";"]
+    page_a = ORIGINAL + "\n" + "\n".join("-" * n for n in (60, 80, 100)) + "\n\f\n" + "—" * 90
+    page_b = OTHER + "\n" + "\n".join("-" * n for n in (70, 30)) + "\n\f\n" + "—" * 40 + "\n" + "—" * 200
+    ha, _ = ww.fingerprint(page_a, k=5, w=4, unit="code")
+    hb, _ = ww.fingerprint(page_b, k=5, w=4, unit="code")
+    assert len(code_tokens(page_a)[0]) == len(code_tokens(ORIGINAL)[0]) + 2
+    assert not set(ha.tolist()) & set(hb.tolist())
 
 
 @pytest.mark.parametrize("margin", [0, 3, 10_000])
