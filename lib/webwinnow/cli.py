@@ -195,8 +195,7 @@ class Plan:
         else:
             made = self.cfg.winnow
         settings = self.manifest.settings
-        mine = Settings(k=made.k, w=made.w, robust=made.robust, mod_p=made.mod_p, unit=made.unit, unicode=settings.unicode,
-                        lexer=made.lexer if made.unit == "code" else "")
+        mine = replace(Settings.of(made), unicode=settings.unicode)  # Unicode: its own message below
         from .core.charfold import UNICODE_VERSION
 
         wrong = settings.mismatch(mine, query_w=True) or (settings.unicode != UNICODE_VERSION and

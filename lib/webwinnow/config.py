@@ -59,9 +59,14 @@ class WinnowConfig:
             check_lexer(self.lexer)
 
     def identity(self) -> dict[str, Any]:
-        """The settings that make fingerprints: the lexer only counts for code."""
+        """The settings that make fingerprints: the lexer, and the tokenizer's version, only count
+        for code."""
         blob = dataclasses.asdict(self)
-        if self.unit != "code":
+        if self.unit == "code":
+            from .core.codetokens import tokenizer
+
+            blob["tokens"] = tokenizer()
+        else:
             del blob["lexer"]
         if self.unit == "char":
             del blob["unit"]  # as before units existed: char runs' tags are unchanged

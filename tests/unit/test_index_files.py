@@ -3,6 +3,8 @@ manifest, the DF histogram after appends."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -110,6 +112,27 @@ def test_settings_mismatch_names_what_differs_and_allows_a_larger_query_window()
     assert "w 50" in index.mismatch(_settings(w=50), query_w=True)
     assert "w 200" in index.mismatch(_settings(w=200))
     assert "unit 'word'" in index.mismatch(_settings(unit="word"))
+
+
+def test_a_code_index_records_its_tokenizer_and_refuses_another():
+    """Code fingerprints depend on the tokenizer's normalization and on the Pygments release;
+    an index made by another (or before the tokenizer was recorded: "") refuses a code query."""
+    from webwinnow.config import load_config
+    from webwinnow.core.codetokens import tokenizer
+
+    code = layout.Settings.of(load_config([], {"winnow": {"unit": "code"}}).winnow)
+    assert (code.unit, code.lexer, code.tokens) == ("code", "c", tokenizer())
+    assert tokenizer().startswith("webwinnow-code-2 pygments-")
+    for older in ("", "webwinnow-code-1 pygments-2.17.2"):
+        assert f"tokens {tokenizer()!r} (the index has {older!r})" in replace(code, tokens=older).mismatch(code)
+    char = layout.Settings.of(load_config([]).winnow)
+    assert char.tokens == "" and char.lexer == ""
+    manifest = layout.Manifest(settings=char, bits={})
+    assert "tokens" not in manifest.identity()["settings"]  # checks against char indexes keep their tags
+    assert "tokens" in layout.Manifest(settings=code, bits={}).identity()["settings"]
+    # a code run's tables name the tokenizer too: a run made by another is stale, never mixed
+    assert load_config([], {"winnow": {"unit": "code"}}).winnow.identity()["tokens"] == tokenizer()
+    assert "tokens" not in load_config([], {"winnow": {"unit": "word"}}).winnow.identity()
 
 
 def test_the_manifest_round_trips_and_refuses_what_is_not_an_index(tmp_path):

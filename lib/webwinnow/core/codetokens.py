@@ -36,6 +36,18 @@ import hashlib
 import numpy as np
 
 DEFAULT_LEXER = "c"
+#: The normalization's version: raised whenever the same text would give other tokens (2: a run
+#: of one token is one token). With the Pygments release it names what an index's code
+#: fingerprints and a run's code tables were made with (tokenizer()).
+NORMALIZATION = 2
+
+
+def tokenizer() -> str:
+    """What made a code run's tokens: this module's normalization and the Pygments release (a
+    release may lex the same text otherwise). An index made by another refuses code queries."""
+    import pygments
+
+    return f"webwinnow-code-{NORMALIZATION} pygments-{pygments.__version__}"
 
 
 @functools.lru_cache(maxsize=16)

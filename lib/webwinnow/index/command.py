@@ -81,13 +81,6 @@ def _winnow_given(args: argparse.Namespace) -> bool:
     return any(getattr(args, name, None) not in (None, False) for name in ("k", "w", "t", "standard", "mod_p", "unit", "lexer"))
 
 
-def _settings(w: WinnowConfig) -> Settings:
-    from ..core.charfold import UNICODE_VERSION
-
-    return Settings(k=w.k, w=w.w, robust=w.robust, mod_p=w.mod_p, unit=w.unit, unicode=UNICODE_VERSION,
-                    lexer=w.lexer if w.unit == "code" else "")
-
-
 def _run_settings(run: str) -> WinnowConfig:
     """The settings a run folder's fingerprints were made with; refused unless its documents,
     fingerprints and doc_stats are there and current."""
@@ -223,7 +216,7 @@ def _build(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console)
             inputs = _read_crawl(args, cfg, run, console)
             what = f"{len(inputs)} input files"
         console.say(f"writing the index in {target} ...")
-        manifest = _write(spark, target, run, _settings(cfg.winnow), None, inputs, what)
+        manifest = _write(spark, target, run, Settings.of(cfg.winnow), None, inputs, what)
         if not args.from_run:
             storage.delete_tree(run)
     finally:
@@ -278,8 +271,8 @@ def _append(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console
     if args.from_run:
         run = _where(args.from_run)
         made = _run_settings(run)
-        if _settings(made) != s:
-            raise UserError(f"--from {run}: its fingerprints were made with {s.mismatch(_settings(made))}: an index "
+        if Settings.of(made) != s:
+            raise UserError(f"--from {run}: its fingerprints were made with {s.mismatch(Settings.of(made))}: an index "
                             "takes only fingerprints made as its own")
         inputs = _source_inputs(run)
     else:

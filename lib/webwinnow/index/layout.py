@@ -23,9 +23,12 @@ import secrets
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import storage
+
+if TYPE_CHECKING:
+    from ..config import WinnowConfig
 
 FORMAT = "webwinnow-index/1"
 MANIFEST = "_webwinnow_index.json"
@@ -48,12 +51,24 @@ class Settings:
     unit: str  # "char" (normalized characters), "word" or "code" (tokens): webwinnow.core.units
     unicode: str  # the Unicode database the character folding comes from
     lexer: str = ""  # unit "code": the Pygments lexer the tokens come from ("" for other units)
+    tokens: str = ""  # unit "code": the tokenizer's normalization and Pygments release (codetokens.tokenizer)
+
+    @classmethod
+    def of(cls, w: WinnowConfig) -> Settings:
+        """The settings fingerprints made with `w` have, here and now."""
+        from ..core.charfold import UNICODE_VERSION
+        from ..core.codetokens import tokenizer
+
+        code = w.unit == "code"
+        return cls(k=w.k, w=w.w, robust=w.robust, mod_p=w.mod_p, unit=w.unit, unicode=UNICODE_VERSION,
+                   lexer=w.lexer if code else "", tokens=tokenizer() if code else "")
 
     def mismatch(self, other: Settings, *, query_w: bool = False) -> str:
         """Why a query made with `other` cannot use this index ("" = it can). query_w: the query
         may use a larger window (its fingerprints are then a subset of the index's)."""
         wrong = [f"{name} {getattr(other, name)!r} (the index has {getattr(self, name)!r})"
-                 for name in ("k", "robust", "mod_p", "unit", "lexer", "unicode") if getattr(self, name) != getattr(other, name)]
+                 for name in ("k", "robust", "mod_p", "unit", "lexer", "tokens", "unicode")
+                 if getattr(self, name) != getattr(other, name)]
         if other.w != self.w and not (query_w and other.w > self.w and not self.mod_p):
             wrong.append(f"w {other.w} (the index has {self.w}{'; a query window must be larger' if query_w else ''})")
         return ", ".join(wrong)
@@ -99,7 +114,10 @@ class Manifest:
     def identity(self) -> dict[str, Any]:
         """What a check's lookup records of the index it read: a different index, or this one
         after an append or a compaction, makes the check's later tables stale."""
-        return {"settings": asdict(self.settings), "segments": list(self.segment_ids)}
+        settings = asdict(self.settings)
+        if not settings["tokens"]:
+            del settings["tokens"]  # as before code tokens existed: checks against other indexes stay current
+        return {"settings": settings, "segments": list(self.segment_ids)}
 
     def to_json(self) -> str:
         blob = asdict(self)
