@@ -7,7 +7,7 @@ fingerprint, hash_freq, lookup, pairs, passages, clusters, contamination, dedup,
 
 import sys
 
-from webwinnow.cli import main
+from webwinnow.app.cli import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -27,7 +27,7 @@ def sample_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def sample_run(tmp_path_factory, sample_dir) -> Path:
     """The whole pipeline over the sample crawl, once per test session."""
-    from webwinnow.cli import main
+    from webwinnow.app.cli import main
 
     out = tmp_path_factory.mktemp("sample-out") / "out"
     assert main(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF)]) == 0

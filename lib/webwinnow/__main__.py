@@ -1,5 +1,5 @@
 """`python -m webwinnow ...` = the `webwinnow` command."""
 
-from .cli import entry
+from .app.cli import entry
 
 entry()

@@ -236,7 +236,7 @@ def readable(name: str) -> bool:
     return is_uri(name) or os.access(name, os.R_OK)
 
 
-# -- writing (output folders on a store: see webwinnow.commit) --------------------------------
+# -- writing (output folders on a store: see webwinnow.outputs.generations) --------------------------------
 
 def child(base: str, *names: str) -> str:
     """base/names..., keeping base's spelling (Spark needs s3a:// where pyarrow reads s3://)."""

@@ -15,7 +15,7 @@ import pytest
 import webwinnow
 from webwinnow import schemas
 from webwinnow.analysis.removal import cut, merge_spans
-from webwinnow.cli import main
+from webwinnow.app.cli import main
 from webwinnow.crawl.hosts import host_of
 
 from paths import CONF, QUICK

@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import webwinnow
-from webwinnow.cli import main
+from webwinnow.app.cli import main
 from webwinnow.index import layout
-from webwinnow.tables import read_table_config
+from webwinnow.outputs.tables import read_table_config
 
 from paths import CONF, QUICK
 

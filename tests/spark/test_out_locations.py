@@ -1,4 +1,4 @@
-"""--out given as a URI is written the object-store way (webwinnow.commit): generations and a
+"""--out given as a URI is written the object-store way (webwinnow.outputs.generations): generations and a
 commit record written last. Shown here with file:// on a second local filesystem (tmpfs), the
 one store Spark can write without a connector: the tables equal a plain run's; a failed run
 commits nothing and leaves the current run as it was; --resume continues it; a stage run alone
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from webwinnow import storage
-from webwinnow.cli import main
-from webwinnow.commit import CURRENT, read_current
+from webwinnow.app.cli import main
+from webwinnow.outputs.generations import CURRENT, read_current
 
 from paths import CONF, QUICK, REPO
 

@@ -12,7 +12,7 @@ import pytest
 
 from webwinnow import schemas
 from webwinnow.analysis.boilerplate import auto_max_df
-from webwinnow.cli import main
+from webwinnow.app.cli import main
 from webwinnow.config import RunConfig
 
 from paths import CONF

@@ -10,7 +10,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from webwinnow.cli import main
+from webwinnow.app.cli import main
 
 pytestmark = pytest.mark.spark
 

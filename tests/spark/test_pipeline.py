@@ -13,9 +13,9 @@ import pytest
 
 import webwinnow
 from webwinnow import schemas
-from webwinnow.cli import main
+from webwinnow.app.cli import main
+from webwinnow.crawl.ids import doc_id
 from webwinnow.crawl.inputs import is_crawl_file
-from webwinnow.crawl.records import doc_id
 
 from paths import CONF, QUICK, REAL, need
 

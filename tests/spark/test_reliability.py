@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from webwinnow.cli import main
+from webwinnow.app.cli import main
 
 from paths import BADWARC, CONF, QUICK, REAL, need
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from webwinnow.cli import main
+from webwinnow.app.cli import main
 
 from paths import CONF, QUICK, REPO
 

@@ -209,7 +209,7 @@ def test_generations_commit_and_collect_on_s3(s3, monkeypatch):
 
     from webwinnow import commit, storage
     from webwinnow.config import load_config
-    from webwinnow.tables import read_arrow, table_meta, write_arrow
+    from webwinnow.outputs.tables import read_arrow, table_meta, write_arrow
 
     for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
         monkeypatch.setenv(k, s3[k])

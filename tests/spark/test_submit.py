@@ -47,7 +47,7 @@ def test_master_after_the_script_overrides_spark_submit(sample_dir, tmp_path):
 
 
 def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
-    from webwinnow.cli import main
+    from webwinnow.app.cli import main
 
     out = tmp_path / "direct"
     assert main(["extract", str(sample_dir), "--out", str(out), "--conf", str(CONF), "-q"]) == 0
@@ -57,7 +57,7 @@ def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
 
 def test_an_active_session_is_used_as_it_is_and_left_running(sample_dir, tmp_path):
     """A notebook's session: its master stays, and the command does not stop it."""
-    from webwinnow.cli import main
+    from webwinnow.app.cli import main
     from webwinnow.config import SparkConfig
     from webwinnow.stages._session import build_session
 

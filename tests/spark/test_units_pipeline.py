@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from webwinnow.cli import main
+from webwinnow.app.cli import main
 from webwinnow.core.codetokens import code_tokens
 from webwinnow.core.winnowing import units
 from webwinnow.index import layout

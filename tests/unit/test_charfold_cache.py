@@ -7,8 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from webwinnow import diskcache
-from webwinnow.core import charfold
+from webwinnow.core import charfold, diskcache
 
 
 @pytest.fixture()

@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from webwinnow.cli import _parser, main, resolve_config
+from webwinnow.app.cli import _parser, main, resolve_config
 from webwinnow.config import ExtractConfig, RunConfig, SparkConfig, WinnowConfig, load_config
 
 from paths import CONF

@@ -8,9 +8,9 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from webwinnow.crawl.ids import doc_id
 from webwinnow.crawl.inputs import list_inputs
 from webwinnow.crawl.items import item_rows
-from webwinnow.crawl.records import doc_id
 
 
 def _split(rows):

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections import Counter
 
-from webwinnow.cli import _parser
+from webwinnow.app.cli import _parser
 from webwinnow.stages import STAGES
 
 from paths import LIB, REPO
@@ -46,21 +46,101 @@ def _package_imports(path) -> set[str]:
     return found
 
 
+#: The package's floors, lowest first. A module imports from its own folder or from a folder on
+#: a floor below; never up, never across. "" is the package's __init__ (the Python API).
+FLOORS = (
+    ("_checks", "errors", "schemas", "storage"),  # the ground floor: loose modules
+    ("core",),
+    ("config", ""),
+    ("text",),
+    ("crawl", "analysis"),
+    ("index", "outputs"),
+    ("htmlreport",),
+    ("explore",),
+    ("stages",),
+    ("sample",),
+    ("app",),
+    ("__main__",),
+)
+FLOOR = {name: i for i, names in enumerate(FLOORS) for name in names}
+
+
+def _module(path) -> str:
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Every module's imports of other webwinnow modules, lazy ones (inside functions) included."""
+    modules = {_module(p): p for p in MODULES}
+    graph = {}
+    for name, path in modules.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        package = [] if name == "" else package
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                target = base + (node.module.split(".") if node.module else [])
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "webwinnow":
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            for alias in node.names:
+                candidate = ".".join([*target, alias.name])
+                found.add(candidate if candidate in modules else ".".join(target))
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def _folder(module: str) -> str:
+    return module.split(".")[0] if "." in module or (PACKAGE / module).is_dir() else module
+
+
+def test_no_module_imports_itself_through_others():
+    graph = _import_graph()
+    circles = []
+    for start in graph:  # a path from a module's imports back to it
+        seen, todo = set(), list(graph[start])
+        while todo:
+            m = todo.pop()
+            if m == start:
+                circles.append(start)
+                break
+            if m not in seen:
+                seen.add(m)
+                todo.extend(graph[m])
+    assert circles == []
+
+
+def test_imports_run_down_the_floors_never_up_or_across():
+    assert set(FLOOR) == {_folder(m) for m in _import_graph()}, "a new folder or loose module: give it a floor"
+    wrong = sorted((a, b) for a, targets in _import_graph().items() for b in targets
+                   if _folder(a) != _folder(b) and FLOOR[_folder(b)] >= FLOOR[_folder(a)])
+    assert wrong == []
+
+
+def test_at_most_five_modules_are_loose_at_the_top():
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    assert len(loose) <= 5, loose  # the ground floor and the config; everything else lives in a folder
+
+
 def test_the_algorithm_core_and_the_maths_have_no_io_layers():
     for folder in ("core", "analysis"):
         for p in (PACKAGE / folder).glob("*.py"):
+            if p.name == "diskcache.py":
+                continue  # core's one file on disk: the cross-process memo of derived tables (the disk
+                # counterpart of Numba's cache=True), which core.charfold alone uses
             assert _imports(p) <= {"__future__", "numpy", "numba", "pyarrow", "math", "dataclasses", "typing",
                                    "collections", "functools", "unicodedata", "operator", "numbers",
                                    "hashlib", "pygments"}, p  # hashlib: text keys; pygments: the code unit's
             # lexer: pure computation on a string, like the character table
-            # within the package: each other, the argument checks, and the cross-process memo of
-            # derived tables (the disk counterpart of Numba's cache=True) -- no reader, writer or stage
-            assert {m for m in _package_imports(p) if not m.startswith(("core", "analysis"))} <= \
-                {"_checks", "diskcache"}, p
+            # within the package: each other and the argument checks -- no reader, writer or stage
+            assert {m for m in _package_imports(p) if not m.startswith(("core", "analysis"))} <= {"_checks"}, p
 
 
 def test_config_and_the_command_line_load_without_numba_or_pyarrow():
-    code = ("import sys, webwinnow.config, webwinnow.cli, webwinnow.stages; "
+    code = ("import sys, webwinnow.config, webwinnow.app.cli, webwinnow.stages; "
             "print(sorted(m for m in ('numba', 'pyarrow', 'numpy', 'pyspark') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env={"PYTHONPATH": str(LIB), "PATH": ""})
@@ -105,3 +185,11 @@ def test_the_command_line_and_jobs_offer_every_stage():
     done = subprocess.run([sys.executable, str(REPO / "jobs" / "submit.py"), "--help"], capture_output=True,
                           text=True, env={"PYTHONPATH": str(LIB), "PATH": ""})
     assert done.returncode == 0 and all(s.name in done.stdout for s in STAGES)
+
+
+def test_the_architecture_tree_names_every_module():
+    text = (REPO / "docs" / "architecture.md").read_text()
+    tree = text[text.index("## Layers"):text.index("## The layering rule")]
+    unnamed = [str(p.relative_to(PACKAGE)) for p in MODULES if p.name not in ("__init__.py", "__main__.py")
+               and not re.search(rf"(?<![\w/]){re.escape(p.stem)}(\.py)?\b", tree)]
+    assert unnamed == []

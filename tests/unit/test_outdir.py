@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from webwinnow.cli import main
+from webwinnow.app.cli import main
 from webwinnow.errors import UserError
-from webwinnow.outdir import MARKER, RunLock, check_replaceable, is_webwinnow_output
+from webwinnow.outputs.swap import MARKER, RunLock, check_replaceable, is_webwinnow_output
 from webwinnow.stages import TABLES
 
 from paths import CONF, REAL, need
@@ -203,7 +203,7 @@ def _output(folder: Path, tag: str) -> Path:
 
 
 def test_a_swap_cut_between_its_renames_is_finished_or_undone(tmp_path):
-    from webwinnow.outdir import recover_interrupted_swap
+    from webwinnow.outputs.swap import recover_interrupted_swap
 
     final = tmp_path / "out"
     # killed after OUT went to .OUT.old, before OUT.incomplete (finished) took its place
@@ -223,7 +223,7 @@ def test_a_swap_cut_between_its_renames_is_finished_or_undone(tmp_path):
 
 
 def test_a_full_disk_keeps_only_what_the_user_reads(tmp_path):
-    from webwinnow.outdir import prune_for_space
+    from webwinnow.outputs.swap import prune_for_space
 
     staging = _output(tmp_path / "out.incomplete", "x")
     (staging / "ledger").mkdir()
@@ -275,14 +275,14 @@ def _error_then_interrupt(*args, **kwargs):
 
 @pytest.mark.parametrize("stages, slow_signal", [(_interrupt_then_cleanup_fails, False), (_error_then_interrupt, True)])
 def test_an_interrupt_is_an_interrupt_whatever_error_surfaces(tmp_path, crawl_file, capsys, monkeypatch, stages, slow_signal):
-    import webwinnow.cli
+    import webwinnow.app.cli
 
     def signal_lands_now(*args):  # the driver's SIGINT handler runs while the job's failure is handled
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(webwinnow.cli, "run_stages", stages)
+    monkeypatch.setattr(webwinnow.app.cli, "run_stages", stages)
     if slow_signal:
-        monkeypatch.setattr(webwinnow.cli, "environment_failure", signal_lands_now)
+        monkeypatch.setattr(webwinnow.app.cli, "environment_failure", signal_lands_now)
     out = tmp_path / "out"
     assert main(["run", str(crawl_file), "--out", str(out), "--conf", str(CONF)]) == 130
     err = capsys.readouterr().err

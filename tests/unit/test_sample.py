@@ -466,7 +466,7 @@ def test_small_crawl_still_has_every_class(tmp_path):
 
 
 def test_sample_command_writes_only_into_new_empty_or_own_folders(tmp_path, capsys):
-    from webwinnow.cli import main
+    from webwinnow.app.cli import main
 
     user = tmp_path / "mine"
     user.mkdir()

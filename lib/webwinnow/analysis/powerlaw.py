@@ -174,7 +174,7 @@ def fit_power_law(
     rank: document frequencies are integers, so the low end of the fitted range is a few long
     plateaus (docs = 2, 3, ...) that hold most of the ranks; per-rank least squares is
     dominated by them and misreads docs = C * rank^-0.7 as a slope near -0.55 (ceil-rounded
-    counts), while the log weighting stays within about 0.02 (see tests/test_powerlaw.py).
+    counts), while the log weighting stays within about 0.02 (see tests/unit/test_powerlaw.py).
 
     ``weighting = "rank"``: ordinary least squares over one point (log10 rank, log10 docs) per
     rank, exactly as if every run were expanded into ``hashes`` points: a run contributes the

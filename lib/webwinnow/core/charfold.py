@@ -14,7 +14,7 @@ which every fingerprint table records, so hashes are reproducible across process
 running the same Unicode version.
 
 Building it walks all 1.1 M code points in Python (about a second of CPU), which every Spark
-Python worker would pay again; so the built table goes to ``webwinnow.diskcache`` (beside
+Python worker would pay again; so the built table goes to ``webwinnow.core.diskcache`` (beside
 Numba's compiled kernels), under a name holding the Unicode version and the code that builds it.
 """
 
@@ -63,7 +63,7 @@ def _build() -> tuple[np.ndarray, np.ndarray]:
 @functools.lru_cache(maxsize=1)
 def fold_table() -> tuple[np.ndarray, np.ndarray]:
     """The (fold, expand) arrays: loaded from the disk cache, or built once and stored there."""
-    from .. import diskcache  # the cross-process memo (like Numba's cache=True): no other I/O here
+    from . import diskcache  # the cross-process memo (like Numba's cache=True): no other I/O here
 
     arrays = diskcache.cached(table_cache_name(), ("fold", "expand"),
                               lambda: dict(zip(("fold", "expand"), _build())), _valid)
@@ -72,7 +72,7 @@ def fold_table() -> tuple[np.ndarray, np.ndarray]:
 
 def table_cache_name() -> str:
     """The table's file name in the disk cache: the Unicode version and the building code in it."""
-    from .. import diskcache
+    from . import diskcache
 
     return diskcache.cache_name(f"charfold-{UNICODE_VERSION}", UNICODE_VERSION, str(MAX_CODE_POINT),
                                 code=(is_kept, fold_char, _build))

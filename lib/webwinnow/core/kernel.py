@@ -1,8 +1,8 @@
 """Numba kernels: normalize, hash k-grams, winnow. Typed arrays in, arrays out; no I/O, no globals.
 
-Every kernel works on one document held in reusable scratch arrays, so the batch kernel makes no
-allocation per document and a batch of many documents costs one call from Python. The public,
-validating wrappers live in :mod:`webwinnow.fingerprint`.
+Every kernel works on one document held in reusable scratch arrays, so a batch of many documents
+costs one call from Python and allocates only per long document (the k-gram hash's step terms,
+``_kgram_hashes_into``). The public, validating wrappers live in :mod:`webwinnow.core.winnowing`.
 
 Positions are code-point offsets into the original text (what Python's ``str`` indexing and
 Spark's ``substring`` count), decoded here from the UTF-8 bytes Arrow stores.

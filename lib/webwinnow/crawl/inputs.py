@@ -23,6 +23,9 @@ from ..errors import UserError
 CRAWL_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wat", ".wat.gz", ".wet", ".wet.gz")
 WAT_SUFFIXES = (".wat", ".wat.gz")
 WET_SUFFIXES = (".wet", ".wet.gz")
+#: Files of items (webwinnow.crawl.items): texts that are not crawl records.
+ITEM_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".txt", ".text")
+TEXT_SUFFIXES = (".txt", ".text")
 _SHOWN = 5
 #: Files of one folder checked with one listing of it rather than one question each (on an
 #: object store, a listing is one request per thousand names).
@@ -41,10 +44,12 @@ def is_crawl_file(name: str) -> bool:
     return name.lower().endswith(CRAWL_SUFFIXES)
 
 
+def is_item_file(name: str) -> bool:
+    return name.lower().endswith(ITEM_SUFFIXES)
+
+
 def _is_input(name: str) -> bool:
     """A crawl file, or a file of items (webwinnow.crawl.items: JSONL, Parquet, text)."""
-    from .items import is_item_file
-
     return is_crawl_file(name) or is_item_file(name)
 
 
@@ -123,7 +128,6 @@ def _expand(spec: str, prefix: str | None = None) -> list[tuple[str, str, storag
         return [(entry.name, "", entry)]
     lines = _manifest_lines(entry.name)
     if lines is None:
-        from .items import is_item_file
 
         if is_item_file(storage.basename(spec)) and entry.size > 0 and not _names_crawl_files(entry.name):
             return [(entry.name, "", entry)]

@@ -20,14 +20,8 @@ import json
 from collections.abc import Iterator
 
 from .. import storage
-from .records import doc_id
-
-ITEM_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".txt", ".text")
-TEXT_SUFFIXES = (".txt", ".text")
-
-
-def is_item_file(name: str) -> bool:
-    return name.lower().endswith(ITEM_SUFFIXES)
+from .ids import doc_id
+from .inputs import TEXT_SUFFIXES
 
 
 def item_rows(path: str, text_column: str, id_column: str, max_chars: int) -> Iterator[dict]:

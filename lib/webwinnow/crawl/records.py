@@ -28,6 +28,7 @@ from ..text.html2text import HtmlRejected, html_code, html_to_text
 from ..text.tagstrip import strip_tags_text
 from .framing import RawRecord, iter_file
 from .httpbody import body_to_text, charset_from_content_type, decode_body, looks_binary
+from .ids import doc_id
 from .inputs import is_wet
 from .reasons import REASONS
 
@@ -38,15 +39,6 @@ _HTML_SNIFF = (b"<!doctype html", b"<html", b"<head", b"<body")
 #: hostile or unverifiable.
 FLAG_REASONS = frozenset(r for r, (outcome, _) in REASONS.items() if outcome == "flagged")
 
-
-def doc_id(path: str, offset: int, inner: int = 0) -> int:
-    """Deterministic 63-bit id of the record at (file, offset[, offset inside the member]).
-
-    Derived only from the input's absolute path and the record's coordinates, never from Spark
-    partitioning, so it is the same on every run and every cluster that reads the same path.
-    """
-    key = f"{path}\0{offset}\0{inner}".encode("utf-8", "surrogateescape")
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
 
 
 @dataclass

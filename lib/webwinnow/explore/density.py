@@ -90,8 +90,8 @@ def robust_vs_standard(run: RunOutput | None = None, w: int | None = None, k: in
 
 
 def paper_table(run: RunOutput, max_docs: int | None = None, mod_p: int | None = None) -> dict:
-    """The paper's Web-data table for the run (webwinnow paper-tables): see webwinnow.papertables."""
-    from ..papertables import paper_tables
+    """The paper's Web-data table for the run (webwinnow paper-tables): see webwinnow.explore.paper."""
+    from .paper import paper_tables
 
     return paper_tables(run.out, mod_p=mod_p, max_docs=max_docs, folder=run.folder)
 

@@ -24,7 +24,7 @@ from ..errors import UserError
 
 def run_folder(out: str) -> str:
     """The folder holding a run's tables: OUT itself, or the committed generation on a store."""
-    from ..commit import CURRENT, is_store, read_current
+    from ..outputs.generations import CURRENT, is_store, read_current
 
     folder = storage.canonical(out)
     if not is_store(out) and storage.info(storage.child(folder, CURRENT)) is None:
@@ -66,7 +66,7 @@ class RunOutput:
     # -- tables ------------------------------------------------------------------------------
 
     def table(self, name: str, columns: list[str] | None = None, filters=None) -> pa.Table:
-        from ..tables import read_arrow
+        from ..outputs.tables import read_arrow
 
         return read_arrow(self.folder, name, columns, filters)
 
@@ -75,19 +75,19 @@ class RunOutput:
         return self.table(name, columns, filters).to_pandas()
 
     def rows(self, name: str) -> int:
-        from ..tables import row_count
+        from ..outputs.tables import row_count
 
         return row_count(self.folder, name)
 
     def stats(self, name: str) -> dict[str, Any]:
         """What the table's stage recorded (fits, counts, the max_df it chose), {} when nothing."""
-        from ..tables import table_stats
+        from ..outputs.tables import table_stats
 
         return table_stats(self.folder, name) or {}
 
     def config(self, name: str = "candidate_pairs") -> dict[str, Any]:
         """The resolved config the table was made with."""
-        from ..tables import read_table_config
+        from ..outputs.tables import read_table_config
 
         return read_table_config(self.folder, name)["config"]
 

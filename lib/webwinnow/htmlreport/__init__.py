@@ -1,6 +1,6 @@
 """A static, self-contained HTML report of a run: open ``index.html`` in a browser.
 
->>> from webwinnow.report import write_report, PairView, HashView
+>>> from webwinnow.htmlreport import write_report, PairView, HashView
 >>> index = write_report("out/report", stats=stats, pairs=pairs, boilerplate=hashes,
 ...                      rank_freq=runs, fit=powerlaw.fit_power_law(runs))
 

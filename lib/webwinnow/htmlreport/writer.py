@@ -14,15 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import powerlaw
-from ..tables import replace_dir
+from ..outputs.tables import replace_dir
 from . import pages, runpages
 from .model import FigureEntry, HashView, PairView, RunPages
 from .plot import write_rank_frequency_png
 
-# What a report folder may hold (_webwinnow.json: the stage's record, see output.stamp_table).
+# What a report folder may hold (_webwinnow.json: the stage's record, see outputs.tables.stamp_table).
 _REPORT_NAMES = {"index.html", "boilerplate.html", "figures.html", "figures", "stats.json", "rank_frequency.png",
-                 "pair", "cross-host.html", "clusters.html", "failures.html", "dedup.html", "contamination.html", "_webwinnow.json",
-                 "_webwinnow.json.tmp"}
+                 "pair", "cross-host.html", "clusters.html", "failures.html", "dedup.html", "contamination.html", "_webwinnow.json"}
 _PAGE_NAME = re.compile(r"pairs-\d{3,}\.html")
 
 

@@ -3,8 +3,10 @@
 Every other place derives from ``STAGES``: the command line's subcommands and their options,
 the run loop, resuming, the printed summary, which tables a stage run alone leaves stale,
 ``jobs/submit.py`` and the README's stage table (a test keeps it equal). One public module
-per stage (``stages/<name>.py``, whose ``run`` does the work); helpers start with ``_``. No
-Spark in this file: a stage's code is imported only when it runs.
+per stage (``stages/<name>.py``) whose ``run(ctx: StageContext) -> dict`` does the work and
+returns the statistics recorded beside its tables; a stage's preconditions are its row's
+``check``. Helpers start with ``_``. No Spark in this file: a stage's code is imported only
+when it runs. Adding a stage is one module and one row.
 
 A table is **current** when it was made from the tables it read as they are now. Each stage
 records in its tables' ``_webwinnow.json`` a *recipe*: a digest of the stage's own settings (only
@@ -18,11 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..config import RunConfig
+from ..errors import UserError
 
 #: What the lookup stage writes in a check's folder: the indexed documents the new ones share a
 #: fingerprint below the cap with, their stats and fingerprints, and the boilerplate hashes.
@@ -116,6 +120,120 @@ def _report_lines(index: Any, w: dict) -> list[str]:
     return [f"report: {index}"] if isinstance(index, str) else []
 
 
+def _report_entry(stats: dict, where: str) -> Any:
+    """The summary names the report by where its index page is."""
+    from .. import storage
+
+    return storage.child(where, stats["index"])
+
+
+@dataclass
+class StageContext:
+    """What a stage runs with: the one argument of every stage's ``run``.
+
+    folder: the run's folder (``outputs.folder.RunFolder``); ``out`` is where this command reads
+    and writes its tables. inputs: the crawl files (a stage that reads no table); exclude: the
+    --exclude files; index and manifest: the index a check reads; progress: the accumulators
+    the progress lines follow (a stage that reads the crawl).
+    """
+
+    spark: Any
+    cfg: RunConfig
+    folder: Any
+    inputs: tuple[Any, ...] = ()
+    exclude: tuple[str, ...] = ()
+    index: str = ""
+    manifest: Any = None
+    progress: Any = None
+
+    @property
+    def out(self) -> str:
+        return self.folder.location
+
+
+@dataclass(frozen=True)
+class StageCheck:
+    """What a stage's preconditions are checked on, before Spark starts. fresh: the command starts
+    from the crawl (the stage's input tables will be made by it); first: the stage is the first
+    the command runs; metas: the run's tables' metadata as they are (empty when fresh)."""
+
+    cfg: RunConfig
+    out: str
+    metas: Mapping[str, dict | None]
+    fresh: bool
+    first: bool
+    inputs: tuple[str, ...] = ()
+    index: str = ""
+
+
+def _winnow_of(metas: Mapping[str, dict | None], table: str) -> dict:
+    return ((metas.get(table) or {}).get("config") or {}).get("winnow") or {}
+
+
+def _fingerprint_check(c: StageCheck) -> dict:
+    extracted = _winnow_of(c.metas, "documents")
+    if c.first and not c.fresh and (extracted.get("unit") == "code") != (c.cfg.winnow.unit == "code"):
+        kind = "code blocks" if extracted.get("unit") == "code" else "page text"
+        mine = "code blocks" if c.cfg.winnow.unit == "code" else "page text"
+        raise UserError(f"{c.out}: its documents hold {kind} and --unit {c.cfg.winnow.unit} fingerprints {mine}: "
+                        + ("add --unit code" if extracted.get("unit") == "code" else
+                           f"read the crawl again with 'webwinnow run INPUT... --out {c.out} --unit code'"))
+    return {}
+
+
+def _dedup_check(c: StageCheck) -> dict:
+    if c.fresh and c.cfg.winnow.unit == "code":
+        raise UserError("--dedup with --unit code: a code run's documents hold only their pages' code blocks, "
+                        "and dedup writes whole pages; dedup a run made with --unit char or word")
+    if not c.first or c.fresh:
+        return {}
+    if c.metas.get("indexed_documents"):
+        raise UserError(f"{c.out} is a check's folder (new documents against an index): dedup works on "
+                        "a run's; run 'webwinnow run --dedup' over the crawl, or use the contamination table")
+    if _winnow_of(c.metas, "fingerprints").get("unit") == "code":
+        raise UserError(f"{c.out} is a code run: its documents hold only their pages' code blocks, and "
+                        "dedup writes whole pages; dedup a run made with --unit char or word")
+    return {}
+
+
+def _lookup_check(c: StageCheck) -> dict:
+    """The index a check (or its lookup stage alone) reads: there, readable, made with the
+    settings of the new fingerprints, and not holding the new input files already. Returns it
+    (index, manifest) and what the lookup's tables are made from (recipe_inputs)."""
+    from dataclasses import replace
+
+    from .. import storage
+    from ..config import WinnowConfig
+    from ..core.charfold import UNICODE_VERSION
+    from ..index.layout import NotAnIndex, Settings, indexed_inputs, read_manifest
+
+    recorded = ((c.metas.get("indexed_documents") or {}).get("stats") or {}).get("index")
+    index = c.index or recorded or ""
+    if not index:
+        raise UserError("lookup needs --index IDX (this folder records no index)")
+    index = storage.canonical(index) if storage.is_uri(index) else os.path.abspath(index)
+    try:
+        manifest = read_manifest(index)
+    except NotAnIndex as exc:
+        raise UserError(f"--index {exc}") from None
+    fingerprinted = _winnow_of(c.metas, "fingerprints")
+    made = WinnowConfig(**fingerprinted) if fingerprinted else c.cfg.winnow
+    settings = manifest.settings
+    mine = replace(Settings.of(made), unicode=settings.unicode)  # Unicode: its own message below
+    wrong = settings.mismatch(mine, query_w=True) or (settings.unicode != UNICODE_VERSION and
+                                                       f"Unicode {UNICODE_VERSION} (the index has {settings.unicode})")
+    if wrong:
+        raise UserError(f"--index {index}: the new fingerprints would be made with {wrong}: rebuild the "
+                        "index with these settings, or check with the index's")
+    if c.inputs:
+        already = indexed_inputs(index, manifest).intersection(c.inputs)
+        if already:
+            raise UserError(f"{sorted(already)[0]} is already in the index {index} ({len(already)} input "
+                            "files are): checking a crawl against itself pairs every page with itself; "
+                            "leave them out")
+    return {"index": index, "manifest": manifest, "recipe_inputs": {"index": index, **manifest.identity()}}
+
+
 @dataclass(frozen=True)
 class Stage:
     """One stage: its command-line help and options, the tables it reads and writes, the settings
@@ -125,7 +243,7 @@ class Stage:
     help: str
     reads: tuple[str, ...]  # tables that must exist and be current
     writes: tuple[str, ...]
-    options: tuple[str, ...]  # the command line's option groups (see cli._option_groups)
+    options: tuple[str, ...]  # the command line's option groups (see app.options: the groups of _parser)
     params: Callable[[RunConfig], dict[str, Any]] = field(default=lambda cfg: {})
     summary: Callable[[Any, dict], list[str]] = field(default=lambda stats, winnow: [])
     #: read when present and current, never required (their content equals a recomputation)
@@ -133,6 +251,11 @@ class Stage:
     #: read when present (in a check's folder: the lookup stage's tables), and then part of what
     #: the stage's tables are made from, like `reads`
     follows: tuple[str, ...] = ()
+    #: its preconditions, before Spark starts: raises UserError; returns what it resolved (the
+    #: lookup's index) for the runner to hand to the stage
+    check: Callable[[StageCheck], dict] = field(default=lambda c: {})
+    #: what the run's summary holds for it, given its statistics and where the run is
+    entry: Callable[[dict, str], Any] = field(default=lambda stats, where: stats)
 
     @property
     def module(self) -> str:
@@ -143,12 +266,13 @@ STAGES: tuple[Stage, ...] = (
     Stage("extract", "crawl files → documents, ledger", (), ("documents", "ledger"),
           ("inputs", "fresh"), _extract_params, _extract_lines),
     Stage("fingerprint", "documents → fingerprints, doc_stats", ("documents",), ("fingerprints", "doc_stats"),
-          ("winnow", "later"), lambda cfg: cfg.winnow.identity(), _fingerprint_lines),
+          ("winnow", "later"), lambda cfg: cfg.winnow.identity(), _fingerprint_lines, check=_fingerprint_check),
     Stage("hash_freq", "fingerprints → hash_freq, rank_freq, power-law fit", ("fingerprints", "documents"),
           ("hash_freq", "rank_freq"), ("later",), summary=_hash_freq_lines),
     Stage("lookup", "check: fingerprints + an index → indexed_documents ...", ("fingerprints", "documents"),
           INDEXED, ("check", "cap", "later"),
-          lambda cfg: {**_pairs_fields("max_df", "pair_budget")(cfg), "self_pairs": cfg.check.self_pairs}, _lookup_lines),
+          lambda cfg: {**_pairs_fields("max_df", "pair_budget")(cfg), "self_pairs": cfg.check.self_pairs}, _lookup_lines,
+          check=_lookup_check),
     Stage("pairs", "fingerprints → candidate_pairs, pair_seeds", ("fingerprints", "documents"),
           ("candidate_pairs", "pair_seeds"),
           ("pairing", "later"), _pairs_fields("max_df", "min_shared", "pair_budget", "max_repeats"), _pairs_lines,
@@ -166,12 +290,12 @@ STAGES: tuple[Stage, ...] = (
           summary=_contamination_lines),
     Stage("dedup", "pairs + passages + clusters → deduped, deduped_jsonl",
           ("documents", "candidate_pairs", "pairs", "passages", "clusters"), ("deduped", "deduped_jsonl"),
-          ("dedup", "later"), lambda cfg: asdict(cfg.dedup), _dedup_lines, uses=("hash_freq",)),
+          ("dedup", "later"), lambda cfg: asdict(cfg.dedup), _dedup_lines, uses=("hash_freq",), check=_dedup_check),
     Stage("report", "all tables → report/index.html",
           ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "candidate_pairs", "pairs", "template_pairs",
            "passages", "clusters"),
           ("report",), (), _pairs_fields("report_pairs", "report_details", "report_hashes", "report_figure_docs"), _report_lines,
-          uses=("deduped", "contamination"), follows=("indexed_documents",)),
+          uses=("deduped", "contamination"), follows=("indexed_documents",), entry=_report_entry),
 )
 #: What `run` runs by default (dedup with --dedup), and what `check` runs.
 RUN_STAGES = ("extract", "fingerprint", "hash_freq", "pairs", "passages", "clusters", "dedup", "report")
@@ -244,3 +368,19 @@ def stale_tables(meta: dict[str, dict[str, Any] | None]) -> dict[str, str]:
                     continue
                 break
     return stale
+
+
+def fingerprinted_before(s: Stage) -> bool:
+    """Whether s comes after the stage that makes the fingerprints: it then works with the k and
+    w they were made with (the fingerprints table's settings), whatever the command line says."""
+    names = [x.name for x in STAGES]
+    return names.index(s.name) > names.index(WRITER["fingerprints"].name)
+
+
+def table_is_current(out: str, table: str) -> bool:
+    """The table of the run folder at `out` exists, complete, and was made from the tables it read
+    as they are now."""
+    from ..outputs.tables import table_meta
+
+    metas = {t: table_meta(out, t) for t in TABLES}
+    return metas.get(table) is not None and table not in stale_tables(metas)

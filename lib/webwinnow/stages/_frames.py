@@ -84,7 +84,7 @@ def read_table(spark, out: str, table: str):
     """A table as a DataFrame, read with its known schema: Spark skips the job it otherwise runs
     per read to infer the schema from Parquet footers (about 0.1–1 s each, dozens per run)."""
     from .. import schemas
-    from ..tables import data_location
+    from ..outputs.tables import data_location
 
     return spark.read.schema(spark_schema(schemas.TABLE_SCHEMAS[table])).parquet(data_location(out, table))
 
@@ -92,7 +92,7 @@ def read_table(spark, out: str, table: str):
 def read_documents(spark, out: str, table: str = "documents"):
     """documents (or doc_stats), and in a check's folder also the indexed documents (their stats)
     the new ones are compared with: what pairs name on either side."""
-    from ..tables import table_meta
+    from ..outputs.tables import table_meta
 
     frame = read_table(spark, out, table)
     if table_meta(out, f"indexed_{table}") is not None:

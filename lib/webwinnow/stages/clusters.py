@@ -20,8 +20,8 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..analysis.components import components
-from ..config import RunConfig
-from ..tables import write_arrow
+from ..outputs.tables import write_arrow
+from . import StageContext
 from ._frames import read_documents, read_table, spark_schema
 
 KEYED = pa.schema([("doc_id", pa.int64()), ("text_key", pa.int64())])
@@ -78,7 +78,8 @@ def earliest_members(doc: np.ndarray, cluster: np.ndarray, times: list[np.ndarra
     return doc[heads][np.searchsorted(ids, cluster)]
 
 
-def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
+def run(ctx: StageContext) -> dict:
+    spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     threshold = float(cfg.pairs.cluster_resemblance)
     edges = (
         read_table(spark, out, "pairs")

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas
-from ..config import RunConfig
 from ..core.winnowing import normalized_offsets
-from ..tables import write_table
+from ..outputs.tables import write_table
+from . import StageContext
 from ._frames import read_table, spark_schema
 
 #: What the coverage pass is given per new document.
@@ -64,7 +63,8 @@ def coverage_arrow(batches, unit: str = "char", lexer: str = "c"):
         yield pa.RecordBatch.from_pylist(out, schema=schemas.CONTAMINATION)
 
 
-def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
+def run(ctx: StageContext) -> dict:
+    spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     unit, lexer = cfg.winnow.unit, cfg.winnow.lexer
     indexed = read_table(spark, out, "indexed_documents").select(
         F.col("doc_id").alias("doc_a"), F.col("url").alias("i_url"), F.col("warc_file").alias("i_file"),

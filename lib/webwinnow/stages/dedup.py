@@ -32,7 +32,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import SparkSession, Window
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from .. import schemas
@@ -41,7 +41,8 @@ from ..analysis.removal import cut, merge_spans, original_spans, span_chars, sub
 from ..analysis.template import template_intervals
 from ..config import RunConfig
 from ..core.winnowing import fingerprint, units
-from ..tables import read_table_config, write_table
+from ..outputs.tables import read_table_config, write_table
+from . import StageContext
 from ._frames import read_table, spark_schema, url_host
 from .pairs import SOURCE_BASES, boilerplate_hashes
 
@@ -96,7 +97,8 @@ def template_spans(text: str, k: int, w: int, robust: bool, mod_p: int, boilerpl
     return merge_spans(original_spans(offsets, lo, hi, ends), len(text))
 
 
-def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
+def run(ctx: StageContext) -> dict:
+    spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     d = cfg.dedup
     k = cfg.winnow.k
     min_passage = d.min_passage or cfg.winnow.t

@@ -1,4 +1,4 @@
-"""Stage 1: crawl files → `documents` and `ledger`.
+"""The extract stage: crawl files → `documents` and `ledger`.
 
 One Spark task per group of whole files (never one record per task): the groups are fixed on
 the driver from the sorted input list, and task i reads group i, so a retried task redoes
@@ -7,7 +7,7 @@ exactly the same files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -15,11 +15,12 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..config import RunConfig
-from ..crawl.inputs import InputFile, group_inputs, is_crawl_file
-from ..crawl.items import is_item_file, item_rows
+from ..crawl.inputs import InputFile, group_inputs, is_crawl_file, is_item_file
+from ..crawl.items import item_rows
 from ..crawl.records import file_rows, rows_to_batches
 from ..errors import TooManyFailures
-from ..tables import write_table
+from ..outputs.tables import write_table
+from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_table, spark_schema
 
@@ -84,7 +85,8 @@ def _project(rows: DataFrame, table: str, mapping: list[tuple[str, str]]) -> Dat
     return rows.filter(F.col("table") == table).select(*[F.col(src).alias(dst) for dst, src in mapping])
 
 
-def run(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, out: str, progress=None) -> ExtractResult:
+def run(ctx: StageContext) -> dict:
+    spark, inputs, cfg, out, progress = ctx.spark, list(ctx.inputs), ctx.cfg, ctx.out, ctx.progress
     rows, tasks = extract_rows(spark, inputs, cfg, progress)
     # Both tables come from one read of the crawl; the rows are kept until both are written.
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
@@ -98,7 +100,7 @@ def run(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, out: str, 
         write_table(_project(rows, "documents", schemas.DOCUMENTS_FROM_ROWS), out, "documents", cfg, "extract", inputs_meta)
     finally:
         rows.unpersist()
-    return result
+    return asdict(result)
 
 
 def _failure_message(spark: SparkSession, out: str, result: ExtractResult, ratio: float, shown: int = 20) -> str:

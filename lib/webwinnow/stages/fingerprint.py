@@ -1,4 +1,4 @@
-"""Stage 2: `documents` → `fingerprints` (doc_id, hash, pos) and `doc_stats`.
+"""The fingerprint stage: `documents` → `fingerprints` (doc_id, hash, pos) and `doc_stats`.
 
 The kernel runs once per Arrow batch (mapInArrow): the text column's buffers go to Numba as
 they are, with no per-row Python.
@@ -6,7 +6,7 @@ they are, with no per-row Python.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -15,9 +15,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas
-from ..config import RunConfig
 from ..core.winnowing import fingerprint_batch
-from ..tables import write_table
+from ..outputs.tables import write_table
+from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_table, spark_schema
 
@@ -56,7 +56,8 @@ def fingerprint_arrow(batch: pa.RecordBatch, k: int, w: int, robust: bool, mod_p
     )
 
 
-def run(spark: SparkSession, cfg: RunConfig, out: str) -> FingerprintResult:
+def run(ctx: StageContext) -> dict:
+    spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     wcfg = cfg.winnow
     k, w, robust, mod_p, unit, lexer = wcfg.k, wcfg.w, wcfg.robust, wcfg.mod_p, wcfg.unit, wcfg.lexer
 
@@ -78,7 +79,8 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> FingerprintResult:
         write_table(stats, out, "doc_stats", cfg, "fingerprint", meta)
     finally:
         rows.unpersist()
-    return summarize(spark, out)
+    result = summarize(spark, out)
+    return {**asdict(result), "density": result.density}
 
 
 def summarize(spark: SparkSession, out: str) -> FingerprintResult:

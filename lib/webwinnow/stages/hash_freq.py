@@ -19,8 +19,8 @@ from pyspark.sql import functions as F
 from .. import schemas
 from ..analysis.pairing import hash_counts
 from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
-from ..config import RunConfig
-from ..tables import table_stats, write_arrow, write_table
+from ..outputs.tables import table_stats, write_arrow, write_table
+from . import StageContext
 from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
 
 #: Broadcast a side of a join below this many rows (16–24 bytes a row): the other side, the
@@ -72,7 +72,8 @@ def snippet_arrow(batches, chars: int):
              pa.array(doc_ids), pa.array(snippets, pa.string())], schema=WRITTEN)
 
 
-def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
+def run(ctx: StageContext) -> dict:
+    spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     documents = int((table_stats(out, "doc_stats") or {}).get("documents", BROADCAST_ROWS + 1))
     hosts = doc_hosts(spark, out).select("doc_id", F.when(F.col("host").isNotNull(), F.xxhash64("host")).alias("host_id"))
     if documents <= BROADCAST_ROWS:

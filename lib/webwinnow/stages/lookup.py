@@ -28,16 +28,15 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..analysis.boilerplate import auto_max_df
-from ..config import RunConfig
-from ..index.layout import Manifest
-from ..tables import write_table
-from . import _indexing
+from ..outputs.tables import write_table
+from . import StageContext, _indexing
 from ._frames import read_table, spark_schema
 from .fingerprint import fingerprint_arrow
 from .pairs import ok_documents
 
 
-def run(spark: SparkSession, cfg: RunConfig, out: str, idx: str, manifest: Manifest) -> dict:
+def run(ctx: StageContext) -> dict:
+    spark, cfg, out, idx, manifest = ctx.spark, ctx.cfg, ctx.out, ctx.index, ctx.manifest
     s = manifest.settings
     query_docs = ok_documents(spark, out)
     max_df = cfg.pairs.max_df or auto_max_df(manifest.documents + query_docs, list(manifest.df_histogram),
@@ -90,7 +89,7 @@ def run(spark: SparkSession, cfg: RunConfig, out: str, idx: str, manifest: Manif
     finally:
         for frame in held:
             frame.unpersist()
-    from ..tables import row_count
+    from ..outputs.tables import row_count
 
     return {**meta, "index_documents": manifest.documents, "index_segments": len(manifest.segments),
             "query_documents": query_docs, "query_hashes": counts["hashes"] or 0, "shared_hashes": counts["shared"] or 0,

@@ -26,8 +26,9 @@ from pyspark.sql import functions as F
 from .. import schemas
 from ..analysis.boilerplate import auto_max_df
 from ..analysis.pairing import cross_seeds, first_repeats, hash_runs, kept_hash_counts, pair_runs, partition_seeds
-from ..config import RunConfig
-from ..tables import read_arrow, read_table_config, row_count, table_is_current, table_meta, table_stats, write_table
+from ..outputs.tables import read_arrow, read_table_config, row_count, table_meta, table_stats, write_table
+from . import StageContext, table_is_current
+from ._exclusions import exclusion_hashes
 from ._frames import arrow_batch_rows, read_documents, read_table, sorted_chunks, spark_schema
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
@@ -178,7 +179,10 @@ def ok_documents(spark: SparkSession, out: str) -> int:
     return read_table(spark, out, "documents").filter(F.col("status") == "ok").count()
 
 
-def run(spark: SparkSession, cfg: RunConfig, out: str, excluded=None) -> dict:
+def run(ctx: StageContext) -> dict:
+    spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
+    excluded = (exclusion_hashes(list(ctx.exclude), cfg.winnow.k, cfg.extract, cfg.winnow.unit, cfg.winnow.lexer)
+                if ctx.exclude else None)
     pcfg = cfg.pairs
     fp = fingerprints_without(spark, out, excluded)
     documents = ok_documents(spark, out)

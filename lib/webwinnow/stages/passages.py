@@ -41,7 +41,8 @@ from ..config import RunConfig
 from ..core import kernel
 from ..core.charfold import fold_table
 from ..core.winnowing import _text_buffers, fingerprint_batch
-from ..tables import read_table_config, row_count, write_table
+from ..outputs.tables import read_table_config, row_count, write_table
+from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, sorted_chunks, spark_schema
 from .hash_freq import BROADCAST_ROWS
@@ -275,7 +276,8 @@ def _offsets(lists: pa.ListArray) -> np.ndarray:
     return offsets - offsets[0]
 
 
-def run(spark: SparkSession, cfg: RunConfig, out: str) -> dict:
+def run(ctx: StageContext) -> dict:
+    spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     max_df = read_table_config(out, "candidate_pairs")["max_df"]
     boilerplate = np.sort(np.array([r["hash"] for r in boilerplate_hashes(spark, out, max_df).collect()], dtype=np.int64))
     shared = spark.sparkContext.broadcast(boilerplate)

@@ -10,18 +10,16 @@ documents.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import defaultdict
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from .. import storage
 from ..config import RunConfig
 from ..errors import UserError
 from ..htmlreport import ClusterView, HashView, PairView, RunPages, write_report
-from ..tables import read_arrow, table_is_current, table_meta, table_stats
+from ..outputs.tables import read_arrow, table_meta, table_stats, write_folder
+from . import StageContext, table_is_current
 from ._frames import read_documents, read_table, url_host
 
 STAGE_TABLES = {"hash_freq": "rank_freq", "pairs": "candidate_pairs", "passages": "passages", "clusters": "clusters"}
@@ -134,7 +132,8 @@ def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool, 
     )
 
 
-def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
+def run(ctx: StageContext) -> dict:
+    spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     pcfg = cfg.pairs
     stats = _stats(cfg, out)
     top, total = _top_pairs(spark, out, pcfg.report_pairs)
@@ -184,12 +183,5 @@ def run(spark: SparkSession, cfg: RunConfig, out: str) -> str:
                             detail_pages=pcfg.report_details, figures=draw if pcfg.report_figure_docs else None,
                             total_pairs=total, cross_host=cross_views, total_cross_host=total_cross, run=run_pages)
 
-    if not storage.is_uri(out):
-        return str(write(os.path.join(out, "report")))
-    # a generation on a store (unread until committed): built on the driver's disk, then uploaded
-    target = storage.child(out, "report")
-    with tempfile.TemporaryDirectory(prefix="webwinnow-report-") as tmp:
-        write(os.path.join(tmp, "report"))
-        storage.delete_tree(target)
-        storage.upload_tree(os.path.join(tmp, "report"), target)
-    return storage.child(target, "index.html")
+    write_folder(out, "report", write)
+    return {"index": "report/index.html"}

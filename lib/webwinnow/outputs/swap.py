@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from .errors import UserError
+from ..errors import UserError
 
 MARKER = ".webwinnow-output"
 #: What webwinnow puts at the top of an output folder besides the tables.
@@ -29,7 +29,7 @@ _OWN_FILES = {MARKER, "summary.json", "run.log", "report"}
 
 
 def marker_record(command: str) -> dict:
-    from . import __version__
+    from .. import __version__
 
     return {"made_by": "webwinnow", "webwinnow": __version__, "command": command,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -42,7 +42,7 @@ def write_marker(folder: str | Path, command: str) -> None:
 def _own_name(name: str, tables: Iterable[str]) -> bool:
     if name in _OWN_FILES or name in tables:
         return True
-    # a table's staging and trash folders (output.write_table, report writer)
+    # a table's staging and trash folders (outputs.tables.write_table, the report writer)
     return name.startswith(".") and (name.endswith(".incomplete") or name.endswith(".old")) \
         and name.strip(".").rsplit(".", 1)[0] in set(tables) | {"report"}
 

@@ -12,7 +12,7 @@ from .console import Console
 def kernels_cached() -> bool:
     """Whether Numba's on-disk cache holds the main kernel (else this is a first run, which
     compiles all of them: about 20 s)."""
-    from .core import kernel
+    from ..core import kernel
 
     try:
         return os.path.exists(kernel._fingerprint_batch._cache._cache_file._index_path)
@@ -27,10 +27,10 @@ def warm_kernels(console: Console) -> None:
         console.say("compiling the winnowing and extraction kernels (first run only; cached afterwards) ...")
     import numpy as np
 
-    from .analysis.components import components
-    from .analysis.spans import copied_passages
-    from .core.winnowing import fingerprint, fingerprint_batch, units
-    from .text.html2text import html_to_text
+    from ..analysis.components import components
+    from ..analysis.spans import copied_passages
+    from ..core.winnowing import fingerprint, fingerprint_batch, units
+    from ..text.html2text import html_to_text
 
     text = "warm up " * 40
     fingerprint_batch([text], 5, 4)

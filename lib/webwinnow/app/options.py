@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__
-from .config import RunConfig, default_config_files, load_config
-from .stages import STAGES
+from .. import __version__
+from ..config import RunConfig, default_config_files, load_config
+from ..stages import STAGES
 
 INPUT_HELP = ".warc/.warc.gz/.arc/.arc.gz/.wet files, directories, globs, or a manifest of paths"
 DESCRIPTION = "The `webwinnow` command: check everything that can be checked, then run stages on one Spark session."
@@ -128,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from .core.charfold import UNICODE_VERSION
+    from ..core.charfold import UNICODE_VERSION
 
     return f"webwinnow {__version__} (Python {sys.version.split()[0]}, Unicode {UNICODE_VERSION})"
 
@@ -143,7 +143,7 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
     if getattr(args, "k", None) is not None:
         winnow["k"] = args.k
     if getattr(args, "t", None) is not None:
-        from ._checks import resolve_window
+        from .._checks import resolve_window
 
         k = winnow.get("k")
         if k is None:

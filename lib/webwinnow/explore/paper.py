@@ -20,16 +20,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import storage
-from .errors import UserError
-from .explore.run import run_folder
+from .. import storage
+from ..errors import UserError
+from .run import run_folder
 
 
 def _texts(folder: str, max_docs: int | None):
     """The documents' texts in the table's order (its files sorted), in batches."""
     import pyarrow.parquet as pq
 
-    from .tables import _parquet_files
+    from ..outputs.tables import _parquet_files
 
     left = max_docs
     for name in _parquet_files(folder, "documents"):
@@ -50,9 +50,9 @@ def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = N
     run's tables are, when known (else found from out)."""
     import numpy as np
 
-    from .analysis.selection import longest_gap, unselected_windows
-    from .core.winnowing import kgram_hashes, select_mod_p, winnow
-    from .tables import read_table_config, table_stats
+    from ..analysis.selection import longest_gap, unselected_windows
+    from ..core.winnowing import kgram_hashes, select_mod_p, winnow
+    from ..outputs.tables import read_table_config, table_stats
 
     if max_docs is not None and max_docs < 1:
         raise UserError(f"--max-docs must be at least 1, got {max_docs}")

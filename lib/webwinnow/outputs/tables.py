@@ -1,7 +1,7 @@
 """Stage output folders: Parquet tables written whole, with the resolved config beside them.
 
 In a local output folder a table is built in a hidden sibling and swapped in; in a generation on
-a store (webwinnow.commit) it is written in place, the generation being unread until committed.
+a store (webwinnow.outputs.generations) it is written in place, the generation being unread until committed.
 A table's _webwinnow.json may point elsewhere (``"data"``): a table a stage run alone inherited.
 """
 
@@ -11,13 +11,14 @@ import errno
 import json
 import os
 import shutil
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__, storage
-from .config import RunConfig
-from .core.charfold import UNICODE_VERSION
-from .errors import UserError
+from .. import __version__, storage
+from ..config import UNICODE_VERSION, RunConfig
+from ..errors import UserError
 
 CONFIG_FILE = "_webwinnow.json"
 
@@ -84,6 +85,21 @@ def write_arrow(table, out: str, name: str, cfg: RunConfig, stage: str, extra: d
     (staging / "_SUCCESS").touch()
     _finish(staging, final, name, cfg, stage, extra)
     return str(final)
+
+
+def write_folder(out: str, name: str, build: Callable[[str], Any]) -> str:
+    """A folder of plain files the driver writes (the report): build(path) writes it whole at
+    DIR/name, which it replaces only once complete; in a generation on a store (unread until
+    committed) it is built on the driver's disk, then uploaded."""
+    if not storage.is_uri(str(out)):
+        build(os.path.join(out, name))
+        return table_path(out, name)
+    target = table_path(out, name)
+    with tempfile.TemporaryDirectory(prefix=f"webwinnow-{name}-") as tmp:
+        build(os.path.join(tmp, name))
+        storage.delete_tree(target)
+        storage.upload_tree(os.path.join(tmp, name), target)
+    return target
 
 
 def _record(table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None) -> dict[str, Any]:
@@ -172,13 +188,6 @@ def stamp_table(out: str | Path, table: str, fields: dict[str, Any]) -> None:
                         (json.dumps(record, indent=2, sort_keys=True, default=str) + "\n").encode())
 
 
-def table_is_current(out: str | Path, table: str) -> bool:
-    """The table exists, complete, and was made from the tables it read as they are now."""
-    from .stages import TABLES, stale_tables
-
-    metas = {t: table_meta(out, t) for t in TABLES}
-    return metas.get(table) is not None and table not in stale_tables(metas)
-
 
 def table_stats(out: str | Path, table: str) -> dict[str, Any] | None:
     """The statistics its stage recorded beside a complete table, None when there are none."""
@@ -198,7 +207,7 @@ def read_arrow(out: str | Path, table: str, columns: list[str] | None = None, fi
     pass `filters` (pyarrow's DNF filters, e.g. [("doc_id", "in", ids)])."""
     import pyarrow.parquet as pq
 
-    from .schemas import TABLE_SCHEMAS
+    from ..schemas import TABLE_SCHEMAS
 
     files = _parquet_files(out, table)
     if not files:

@@ -21,9 +21,9 @@ import secrets
 import time
 from typing import Any
 
-from . import storage
-from .errors import UserError
-from .outdir import MARKER, marker_record
+from .. import storage
+from ..errors import UserError
+from .swap import MARKER, marker_record
 
 CURRENT = "_webwinnow_current.json"
 RUNS = "runs"

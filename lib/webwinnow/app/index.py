@@ -22,10 +22,10 @@ from pathlib import Path
 
 from .. import storage
 from ..config import RunConfig, WinnowConfig
-from ..console import Console
 from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by
-from . import layout
-from .layout import Manifest, NotAnIndex, SegmentRecord, Settings
+from ..index import layout
+from ..index.layout import Manifest, NotAnIndex, SegmentRecord, Settings
+from .console import Console
 
 
 def command(args: argparse.Namespace, console: Console) -> int:
@@ -56,7 +56,7 @@ def _where(name: str) -> str:
 
 
 def _command(args: argparse.Namespace, console: Console) -> int:
-    from ..options import resolve_config
+    from .options import resolve_config
 
     if args.compact and (args.inputs or args.from_run or args.append):
         raise UserError("--compact takes no INPUT, --from or --append: 'webwinnow index --compact --index IDX'")
@@ -84,8 +84,8 @@ def _winnow_given(args: argparse.Namespace) -> bool:
 def _run_settings(run: str) -> WinnowConfig:
     """The settings a run folder's fingerprints were made with; refused unless its documents,
     fingerprints and doc_stats are there and current."""
+    from ..outputs.tables import table_meta
     from ..stages import stale_tables
-    from ..tables import table_meta
 
     if storage.info(run) is None:
         raise UserError(f"--from {run} does not exist: give a folder 'webwinnow run' wrote")
@@ -102,7 +102,7 @@ def _run_settings(run: str) -> WinnowConfig:
 
 def _source_inputs(run: str) -> list[str]:
     """The crawl files a run folder's documents came from (its ledger lists every one)."""
-    from ..tables import read_arrow
+    from ..outputs.tables import read_arrow
 
     try:
         ledger = read_arrow(run, "ledger", ["kind", "file"])
@@ -152,18 +152,13 @@ def _session(cfg: RunConfig, args: argparse.Namespace, console: Console):
 def _read_crawl(args: argparse.Namespace, cfg: RunConfig, source: str, console: Console) -> list[str]:
     """Extract and fingerprint the INPUTs into the run folder `source` (on the session already
     started); returns the input files' paths."""
-    from ..cli import Plan, run_stages
-    from ..stages import stage
+    from .runner import Plan, Request, run
 
-    ns = argparse.Namespace(
-        command="run", inputs=args.inputs, prefix=args.prefix, limit=args.limit, sample=args.sample,
-        max_failed_ratio=args.max_failed_ratio, out=source, conf=args.conf, master=args.master, quiet=args.quiet,
-        verbose=args.verbose, resume=False, force=False, dedup=False, strip_template=None, min_passage=None,
-        keep_near_duplicates=False, exclude=[], index=None)
-    plan = Plan(ns, cfg)
-    plan.stages = [stage("extract"), stage("fingerprint")]
-    plan.check()
-    run_stages(plan, console)
+    plan = Plan(Request(command="run", out=source, stages=("extract", "fingerprint"), inputs=tuple(args.inputs),
+                        prefix=args.prefix, limit=args.limit, sample=args.sample, conf=tuple(args.conf),
+                        master=args.master), cfg)
+    plan.validate()
+    run(plan, console)
     return [f.path for f in plan.inputs]
 
 
@@ -175,8 +170,8 @@ def _listed_inputs(args: argparse.Namespace) -> list[str]:
 
 def _write(spark, idx: str, run: str, settings: Settings, before: Manifest | None, inputs: list[str],
            source: str) -> Manifest:
+    from ..outputs.tables import table_stats
     from ..stages import _indexing
-    from ..tables import table_stats
 
     segment = layout.new_segment_id()
     manifest = _indexing.write_segment(spark, idx, run, settings, before, segment, source)
@@ -223,7 +218,7 @@ def _build(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console)
         if owned:
             spark.stop()
     if local:
-        from ..tables import replace_dir
+        from ..outputs.tables import replace_dir
 
         if replacing:
             replace_dir(target, idx)
@@ -254,7 +249,7 @@ def _open_index(idx: str) -> Manifest:
 
 
 def _lock(idx: str):
-    from ..outdir import RunLock
+    from ..outputs.swap import RunLock
 
     if storage.is_uri(idx):
         from contextlib import nullcontext

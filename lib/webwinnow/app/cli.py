@@ -1,0 +1,161 @@
+"""The `webwinnow` command: check everything that can be checked, then run stages on one Spark session.
+
+    webwinnow run INPUT... --out DIR [--k 50] [--w 100 | --t T] [--standard] [--conf FILE]
+    webwinnow extract INPUT... --out DIR        (stage 1 alone)
+    webwinnow fingerprint --out DIR             (stage 2 alone, on DIR/documents)
+    webwinnow hash_freq|pairs|passages|clusters|report --out DIR   (one later stage alone)
+    webwinnow sample OUT_DIR                    (the project's own sample crawl)
+
+Exit status: 0 done; 2 a usage error or a refusal (nothing was changed); 3 too many input
+files failed (nothing published); 4 the environment failed (disk full, a corrupt table file);
+130 interrupted (OUT unchanged). Anything else is a bug and keeps its traceback. `spark-submit jobs/submit.py STAGE ...` takes the same arguments as `webwinnow STAGE ...`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .. import storage
+from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by
+from ..stages import CHECK_STAGES, RUN_STAGES
+from .console import Console
+from .options import _parser, resolve_config
+from .runner import Plan, Request, config_for_check
+from .runner import run as run_stages
+
+
+def request_of(args: argparse.Namespace) -> Request:
+    """The runner's request for a parsed command line (run, check, or one stage)."""
+    if args.command == "run":
+        stages = tuple(n for n in RUN_STAGES if n != "dedup" or args.dedup)
+    elif args.command == "check":
+        stages = CHECK_STAGES
+    else:
+        stages = (args.command,)
+    return Request(
+        command=args.command, out=args.out, stages=stages, inputs=tuple(getattr(args, "inputs", None) or ()),
+        prefix=getattr(args, "prefix", None), limit=getattr(args, "limit", None), sample=getattr(args, "sample", None),
+        conf=tuple(args.conf), master=args.master, resume=getattr(args, "resume", False),
+        force=getattr(args, "force", False), downstream=getattr(args, "downstream", False),
+        exclude=tuple(getattr(args, "exclude", None) or ()), index=getattr(args, "index", None) or "")
+
+
+def _refuse_options(args: argparse.Namespace) -> None:
+    """Options of a stage the command does not run are refused, not ignored."""
+    if args.command == "run" and not args.dedup:
+        given = [name for name, on in (("--strip-template", args.strip_template),
+                                       ("--min-passage", args.min_passage is not None),
+                                       ("--keep-near-duplicates", args.keep_near_duplicates)) if on]
+        if given:
+            raise UserError(f"{', '.join(given)}: options of the dedup stage; add --dedup to run it")
+    if args.command == "check" and not args.index:
+        raise UserError("check needs --index IDX: the index to check the new documents against "
+                        "(build one with 'webwinnow index INPUT... --out IDX')")
+
+
+# -- the command -----------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
+    """Run the command line argv; returns the exit status. capture: send the process's stdout and
+    stderr (the JVM's, the workers') to OUT/run.log; only when webwinnow is the whole process."""
+    args = _parser().parse_args(argv)
+    if args.command == "index":
+        from .index import command as index_command
+
+        talk = Console(quiet=args.quiet, verbose=args.verbose)
+        try:
+            return index_command(args, talk)
+        finally:
+            talk.close()
+    if args.command == "paper-tables":
+        from ..explore.paper import command
+
+        return command(args)
+    if args.command == "sample":
+        from ..sample import clear_old_sample, write_sample
+
+        try:
+            if storage.is_uri(storage.canonical(args.out)):
+                raise ValueError(f"{args.out}: the sample is written to a local folder; upload it afterwards")
+            args.out = storage.canonical(args.out)
+            clear_old_sample(Path(args.out))
+            info = write_sample(args.out, pages=args.pages, seed=args.seed, site_tag=args.site_tag)
+        except ValueError as exc:
+            print(f"webwinnow: error: {exc}", file=sys.stderr)
+            return 2
+        print(f"webwinnow: sample crawl: {len(info['warc_files'])} WARC files, {info['html_pages']} HTML pages, "
+              f"{info['planted_copies']} planted copies in {os.path.abspath(args.out)}")
+        return 0
+    console = Console(quiet=args.quiet, verbose=args.verbose)
+    current: list[Plan] = []  # the plan, once made: what an interrupt message names
+    try:
+        try:
+            return _command(args, console, capture, current)
+        except Exception as exc:
+            if not interrupted_by(exc):
+                raise
+            raise KeyboardInterrupt from exc
+    except KeyboardInterrupt:
+        # Ctrl-C reaches the Python workers too, and cleanup calls into an interrupted JVM can
+        # fail on the way out: whichever error surfaces first, the run was interrupted.
+        plan = current[0] if current else None
+        if plan is None or not plan.fresh:
+            where = f"{plan.final}: finished tables were kept, the interrupted one is unchanged" if plan else "nothing changed"
+            console.error(f"interrupted; {where}")
+        else:
+            console.error(f"interrupted; {plan.final} unchanged; rerun with --resume to continue")
+        return 130
+    finally:
+        console.close()
+
+
+def _command(args, console: Console, capture: bool, current: list) -> int:
+    plan = None
+    try:
+        _refuse_options(args)
+        try:
+            cfg = resolve_config(args)
+            if args.command == "check":
+                cfg = config_for_check(cfg, args.index)
+        except ValueError as exc:  # the config's own checks: a bad value given by the user
+            raise UserError(str(exc)) from None
+        plan = Plan(request_of(args), cfg)
+        current.append(plan)
+        plan.validate()
+        run_stages(plan, console, capture=capture)
+        return 0
+    except TooManyFailures as exc:
+        assert plan is not None  # only the extract stage raises it
+        console.error(f"run failed: {exc}")
+        console.error(f"the ledger and log of this run are in {plan.folder.unfinished}; "
+                      f"{plan.final} was not changed")
+        return exc.exit_code
+    except UserError as exc:
+        console.error(f"error: {exc}")
+        return exc.exit_code
+    except Exception as exc:
+        if interrupted_by(exc):
+            raise
+        failure = environment_failure(exc, str(plan.final) if plan else "the output")
+        if failure is None:
+            raise  # a bug: keep the traceback
+        console.error(f"error: {failure.message}")
+        if failure.kind == "disk_full" and plan is not None:
+            kept = plan.folder.after_disk_full(plan.fresh)
+            if kept:
+                console.error(f"removed the unfinished run's tables to free the space; kept {kept} in "
+                              f"{plan.folder.unfinished}")
+        return failure.exit_code
+
+
+
+def entry() -> None:
+    """The `webwinnow` console script: webwinnow owns the process, so it records all of its output."""
+    raise SystemExit(main(capture=True))
+
+
+if __name__ == "__main__":
+    entry()
