@@ -207,8 +207,9 @@ def test_generations_commit_and_collect_on_s3(s3, monkeypatch):
     their metadata, the commit record, the pointers of a stage run alone and the collection."""
     import pyarrow as pa
 
-    from webwinnow import commit, storage
+    from webwinnow import storage
     from webwinnow.config import load_config
+    from webwinnow.outputs import generations as commit
     from webwinnow.outputs.tables import read_arrow, table_meta, write_arrow
 
     for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
@@ -267,8 +268,9 @@ def test_crawl_files_over_http_read_as_from_disk(s3, sample_dir, tmp_path):
 
 
 def test_a_command_older_than_the_committed_run_does_not_commit_over_it(s3, monkeypatch):
-    from webwinnow import commit, storage
+    from webwinnow import storage
     from webwinnow.errors import UserError
+    from webwinnow.outputs import generations as commit
 
     for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"):
         monkeypatch.setenv(k, s3[k])

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import storage
 from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by
-from ..stages import CHECK_STAGES, RUN_STAGES
+from ..stages import CHECK_STAGES, RUN_STAGES, StageCheck, stage
 from .console import Console
 from .options import _parser, resolve_config
 from .runner import Plan, Request, config_for_check
@@ -122,7 +122,10 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
                 cfg = config_for_check(cfg, args.index)
         except ValueError as exc:  # the config's own checks: a bad value given by the user
             raise UserError(str(exc)) from None
-        plan = Plan(request_of(args), cfg)
+        request = request_of(args)
+        for name in request.stages[1:]:  # what the options alone refuse, before the inputs are looked at
+            stage(name).check(StageCheck(cfg, request.out, {}, fresh=True, first=False))
+        plan = Plan(request, cfg)
         current.append(plan)
         plan.validate()
         run_stages(plan, console, capture=capture)
