@@ -111,7 +111,7 @@ def main() -> int:
           flush=True)
     winnow = summary["config"]["winnow"]
     cd, cd_wall, cd_rss = measured([str(python), str(REPO / "bench" / "peers" / "copydetect_winnow.py"), str(texts_jsonl(out)),
-                                    str(winnow["k"]), str(winnow["w"]), str(summary["pairs"]["max_df"])])
+                                    str(winnow["k"]), str(winnow["w"]), str(summary["candidates"]["max_df"])])
     print(f"peer  copydetect 0.5.0 winnowing, one core  {cd_wall:7.1f} s  {cd['text_bytes'] / 1e6 / cd['seconds']:6.2f} MB/s of "
           f"text  {cd['documents'] / cd_wall:7.1f} documents/s  peak RSS {cd_rss} MiB  ({cd['pairs']:,} pairs; "
           "fingerprinting and pairing only)", flush=True)

@@ -68,8 +68,8 @@ def main() -> int:
               f"{cell.get('workers', 0):8.0f} ({cell.get('worker_max', 0):.0f})")
     per_core = mb / wall / cores
     print(f"pipeline  end to end   {wall:7.1f} s  {mb / wall:6.2f} MB/s  {per_core:6.2f} MB/s per core  "
-          f"(candidate pairs {summary['pairs']['candidate_pairs']:,}, content pairs {summary['passages']['pairs']:,}, "
-          f"max_df {summary['pairs']['max_df']}; peak PSS driver "
+          f"(candidate pairs {summary['candidates']['candidate_pairs']:,}, content pairs {summary['passages']['pairs']:,}, "
+          f"max_df {summary['candidates']['max_df']}; peak PSS driver "
           f"{peaks.overall('driver'):.0f} MiB, JVM {peaks.overall('jvm'):.0f} MiB, workers {peaks.overall('workers'):.0f} MiB)")
     print(f"reference one core     {ref['seconds']:7.1f} s  {ref['mb_per_s']:6.2f} MB/s  "
           f"(extract {ref['extract_s']:.1f} s, fingerprint {ref['fingerprint_s']:.1f} s, pairs {ref['pairs_s']:.1f} s; "

@@ -78,7 +78,7 @@ def main() -> int:
         html = pc.sum(pq.read_table(out / "documents", columns=["html_bytes"])["html_bytes"]).as_py()
         rows.append({
             "factor": factor, "mb": html / 1e6, "wall": wall, "docs": summary["fingerprint"]["documents"],
-            "pairs": summary["pairs"]["candidate_pairs"], "max_df": summary["pairs"]["max_df"],
+            "pairs": summary["candidates"]["candidate_pairs"], "max_df": summary["candidates"]["max_df"],
             "copied": summary["passages"]["normalized_chars"], "stages": summary["stage_seconds"],
             "workers_mib": peaks.overall("workers"), "jvm_mib": peaks.overall("jvm"), "peaks": peaks.peaks,
         })

@@ -110,39 +110,68 @@ class ExtractConfig:
                 raise ValueError(f"extract.{f.name} must be a positive integer below 2**63, got {value!r}")
 
 
-@dataclass(frozen=True)
-class PairsConfig:
-    """Pairing, passages, clusters and the report."""
+def _check_ints(section: str, obj: Any, lows: Mapping[str, int]) -> None:
+    for name, low in lows.items():
+        value = getattr(obj, name)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value < 2**63:
+            raise ValueError(f"{section}.{name} must be an integer >= {low} and < 2**63, got {value!r}")
 
-    max_df: int = 0  # hashes in more documents are boilerplate, not paired; 0 = auto (see pairs stage)
+
+@dataclass(frozen=True)
+class PairingConfig:
+    """The candidates stage: which documents share fingerprints below the boilerplate cap."""
+
+    max_df: int = 0  # hashes in more documents are boilerplate, not paired; 0 = auto (see the candidates stage)
     min_shared: int = 1  # pairs sharing fewer distinct fingerprint hashes are not reported
     pair_budget: int = 200_000_000  # auto max_df keeps the hash self-join under this many rows
     max_repeats: int = 16  # a hash's first N occurrences in a document seed passages (0 = all)
-    cluster_resemblance: float = 0.5  # pairs at least this resemblant link documents into clusters
-    max_spans: int = 1000  # passages per pair
-    max_chars: int = 20_000_000  # normalized characters compared per pair while growing passages
-    min_content: int = 0  # a pair shares content when a passage holds this many characters outside template; 0 = k
-    report_pairs: int = 1000  # pairs listed in the report (paged)
-    report_details: int = 200  # side-by-side pages
-    report_hashes: int = 200  # most frequent fingerprints on the boilerplate page
-    report_figure_docs: int = 2000  # documents sampled for the report's figures page; 0 = no figures
 
     def __post_init__(self) -> None:
-        for name in ("max_df", "min_shared", "pair_budget", "max_repeats", "max_spans", "max_chars", "min_content", "report_pairs",
-                     "report_details", "report_hashes", "report_figure_docs"):
-            value = getattr(self, name)
-            low = 0 if name in ("max_df", "report_figure_docs", "min_content", "max_repeats") else 1
-            if not isinstance(value, int) or isinstance(value, bool) or not low <= value < 2**63:
-                raise ValueError(f"pairs.{name} must be an integer >= {low} and < 2**63, got {value!r}")
-        if not 0.0 <= float(self.cluster_resemblance) <= 1.0:
-            raise ValueError(f"pairs.cluster_resemblance must be within [0, 1], got {self.cluster_resemblance!r}")
+        _check_ints("pairing", self, {"max_df": 0, "min_shared": 1, "pair_budget": 1, "max_repeats": 0})
+
+
+@dataclass(frozen=True)
+class PassagesConfig:
+    """The passages stage: the copied passages grown from a pair's seeds, content or template."""
+
+    max_spans: int = 1000  # passages per pair
+    max_compared: int = 20_000_000  # units (characters, words or tokens) compared per pair while growing passages
+    min_content: int = 0  # a pair shares content when a passage holds this many units outside template; 0 = k
+
+    def __post_init__(self) -> None:
+        _check_ints("passages", self, {"max_spans": 1, "max_compared": 1, "min_content": 0})
+
+
+@dataclass(frozen=True)
+class ClustersConfig:
+    """The clusters stage: near-duplicate documents."""
+
+    resemblance: float = 0.5  # pairs at least this resemblant link documents into clusters
+
+    def __post_init__(self) -> None:
+        if isinstance(self.resemblance, bool) or not isinstance(self.resemblance, (int, float)) \
+                or not 0.0 <= float(self.resemblance) <= 1.0:
+            raise ValueError(f"clusters.resemblance must be within [0, 1], got {self.resemblance!r}")
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """The report stage: how much of the run the HTML report shows."""
+
+    pairs: int = 1000  # pairs listed (paged)
+    details: int = 200  # side-by-side pages
+    hashes: int = 200  # most frequent fingerprints on the boilerplate page
+    figure_docs: int = 2000  # documents sampled for the figures page; 0 = no figures
+
+    def __post_init__(self) -> None:
+        _check_ints("report", self, {"pairs": 1, "details": 1, "hashes": 1, "figure_docs": 0})
 
 
 @dataclass(frozen=True)
 class DedupConfig:
     """What the dedup stage keeps of each page."""
 
-    min_passage: int = 0  # copied passages this long (normalized characters) are removed from copies; 0 = t
+    min_passage: int = 0  # copied passages this long (in units: characters, words or tokens) are removed from copies; 0 = t
     drop_near_duplicates: bool = True  # a cluster keeps its source_doc whole and drops its other members
     strip_template: bool = False  # template text removed from every page of a host but its first
     min_kept_chars: int = 1  # a page left with fewer letters and digits than this is dropped ("emptied")
@@ -184,7 +213,10 @@ class SparkConfig:
 class RunConfig:
     winnow: WinnowConfig = field(default_factory=WinnowConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
-    pairs: PairsConfig = field(default_factory=PairsConfig)
+    pairing: PairingConfig = field(default_factory=PairingConfig)
+    passages: PassagesConfig = field(default_factory=PassagesConfig)
+    clusters: ClustersConfig = field(default_factory=ClustersConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
     dedup: DedupConfig = field(default_factory=DedupConfig)
     check: CheckConfig = field(default_factory=CheckConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
@@ -199,8 +231,15 @@ class RunConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-_SECTIONS = {"winnow": WinnowConfig, "extract": ExtractConfig, "pairs": PairsConfig, "dedup": DedupConfig,
-             "check": CheckConfig, "spark": SparkConfig}
+_SECTIONS = {"winnow": WinnowConfig, "extract": ExtractConfig, "pairing": PairingConfig, "passages": PassagesConfig,
+             "clusters": ClustersConfig, "report": ReportConfig, "dedup": DedupConfig, "check": CheckConfig,
+             "spark": SparkConfig}
+#: 0.2.0's [pairs] section, split into the sections of the stages that use its keys: where each went.
+_MOVED = {"max_df": "pairing.max_df", "min_shared": "pairing.min_shared", "pair_budget": "pairing.pair_budget",
+          "max_repeats": "pairing.max_repeats", "max_spans": "passages.max_spans", "max_chars": "passages.max_compared",
+          "min_content": "passages.min_content", "cluster_resemblance": "clusters.resemblance",
+          "report_pairs": "report.pairs", "report_details": "report.details", "report_hashes": "report.hashes",
+          "report_figure_docs": "report.figure_docs"}
 
 
 def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], source: str) -> None:
@@ -212,6 +251,9 @@ def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], source: st
         k, w = UNITS[chosen]
         base.setdefault("winnow", {}).update(k=k, w=w)
     for section, values in layer.items():
+        if section == "pairs" and isinstance(values, Mapping):
+            moved = ", ".join(f"pairs.{key} is now {_MOVED.get(key, '(gone)')}" for key in values) or "nothing in it"
+            raise ValueError(f"{source}: [pairs] was split into [pairing], [passages], [clusters] and [report]: {moved}")
         if section not in _SECTIONS:
             raise ValueError(f"{source}: unknown section [{section}]; known: {', '.join(_SECTIONS)}")
         if not isinstance(values, Mapping):
@@ -259,7 +301,10 @@ def load_config(files: Sequence[str | Path] = (), overrides: Mapping[str, Mappin
     return RunConfig(
         winnow=WinnowConfig(**merged.get("winnow", {})),
         extract=ExtractConfig(**merged.get("extract", {})),
-        pairs=PairsConfig(**merged.get("pairs", {})),
+        pairing=PairingConfig(**merged.get("pairing", {})),
+        passages=PassagesConfig(**merged.get("passages", {})),
+        clusters=ClustersConfig(**merged.get("clusters", {})),
+        report=ReportConfig(**merged.get("report", {})),
         dedup=DedupConfig(**merged.get("dedup", {})),
         check=CheckConfig(**merged.get("check", {})),
         spark=SparkConfig(**merged.get("spark", {})),

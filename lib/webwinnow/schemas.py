@@ -133,7 +133,7 @@ RANK_FREQ = pa.schema(
 )
 
 #: Document pairs that share at least min_shared fingerprint hashes (after the boilerplate cap):
-#: what the pairs stage finds, before the passages stage tells content from template.
+#: what the candidates stage finds, before the passages stage tells content from template.
 CANDIDATE_PAIRS = pa.schema(
     [
         ("doc_a", pa.int64()),  # doc_a < doc_b

@@ -16,7 +16,7 @@ import pytest
 
 from paths import CONF, QUICK, REPO
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 HERE = Path(__file__).resolve().parent
 

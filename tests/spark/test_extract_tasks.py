@@ -8,7 +8,7 @@ from webwinnow.config import SparkConfig
 from webwinnow.stages._session import build_session
 from webwinnow.stages.extract import task_list
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.own_spark]  # other masters, spark-submit's own sessions
 
 
 @pytest.mark.parametrize("n", [1, 3, 7])

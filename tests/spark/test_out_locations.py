@@ -51,6 +51,7 @@ def _assert_tables_equal(record: dict, reference: Path) -> None:
         assert a.schema == b.schema and a.equals(b), name
 
 
+@pytest.mark.own_spark
 def test_a_uri_out_commits_generations(sample_dir, sample_run, other_filesystem, tmp_path, capsys):
     out = other_filesystem / "nested" / "out"
     uri = f"file://{out}"
@@ -111,7 +112,7 @@ def test_a_uri_out_never_takes_objects_it_did_not_write(sample_dir, other_filesy
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "holds objects webwinnow did not write (notes.txt)" in err[0], err
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
-    assert main(["pairs", "--out", f"file://{other_filesystem}/absent", "--conf", str(CONF)]) == 2
+    assert main(["candidates", "--out", f"file://{other_filesystem}/absent", "--conf", str(CONF)]) == 2
     assert "does not exist: run 'webwinnow run" in capsys.readouterr().err
 
 

@@ -291,7 +291,7 @@ def test_hash_freq_and_report(sample_run):
     assert hf["docs"].sum() == len(fps.drop_duplicates(["doc_id", "hash"]))
     assert hf["occurrences"].sum() == len(fps)
     top = hf.sort_values("docs", ascending=False).iloc[0]
-    assert top["docs"] > stats["max_df"] == stats["stages"]["pairs"]["max_df"]  # site navigation: boilerplate, never paired
+    assert top["docs"] > stats["max_df"] == stats["stages"]["candidates"]["max_df"]  # site navigation: boilerplate, never paired
     assert isinstance(top["snippet"], str) and top["snippet"]
     runs = _table(sample_run, "rank_freq").to_pandas()
     assert runs["hashes"].sum() == len(hf) and runs["rank"].iloc[0] == 1
@@ -438,7 +438,7 @@ def test_min_content_moves_pairs_with_less_content_to_template_pairs(sample_run,
     out = tmp_path / "copy"
     shutil.copytree(sample_run, out)
     strict = tmp_path / "strict.toml"
-    strict.write_text("[pairs]\nmin_content = 149\n")
+    strict.write_text("[passages]\nmin_content = 149\n")
     _run(["passages", "--out", str(out), "--conf", str(CONF), "--conf", str(strict)])
     before = {(p["doc_a"], p["doc_b"]): p["longest_content"] for p in _table(sample_run, "pairs").to_pylist()}
     after = {(p["doc_a"], p["doc_b"]) for p in _table(out, "pairs").to_pylist()}

@@ -62,6 +62,7 @@ def test_damaged_and_real_crawls_reconcile(damaged_run):
     assert (damaged_run / "report" / "index.html").exists()
 
 
+@pytest.mark.own_spark
 def test_retried_tasks_give_the_clean_output(tmp_path, sample_dir, sample_run):
     """Fail the first attempt of half the tasks of three stages: the retries change nothing."""
     props = tmp_path / "inject.properties"

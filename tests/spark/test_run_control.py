@@ -40,6 +40,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.own_spark
 def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, sample_run, capsys):
     props = tmp_path / "fail.properties"
     props.write_text((CONF.parent / "spark-local.properties").read_text()
@@ -64,7 +65,7 @@ def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, 
     assert not staged.exists()
     _same_tables(sample_run, out)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["resumed"] == ["extract", "fingerprint", "hash_freq", "pairs"]
+    assert summary["resumed"] == ["extract", "fingerprint", "hash_freq", "candidates"]
     assert summary["extract"] == json.loads((sample_run / "summary.json").read_text())["extract"]
     # a resume with other settings keeps only what they do not change
     capsys.readouterr()
@@ -126,18 +127,18 @@ def test_a_stage_alone_marks_downstream_stale_and_downstream_reruns(tmp_path, sa
     out = tmp_path / "out"
     shutil.copytree(sample_run, out)
     conf = ["--conf", str(CONF)]
-    assert main(["pairs", "--out", str(out), "--min-shared", "2", *conf]) == 0
+    assert main(["candidates", "--out", str(out), "--min-shared", "2", *conf]) == 0
     err = capsys.readouterr().err
     assert "now stale (made from tables this command replaced): clusters, pairs, passages, report, template_pairs" in err
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["stale"]) == {"clusters", "pairs", "template_pairs", "passages", "report"}
     assert summary["extract"]["parsed"] == 311  # the run's other entries survive a stage run alone
-    assert "run.log" in os.listdir(out) and "webwinnow pairs" in (out / "run.log").read_text()
+    assert "run.log" in os.listdir(out) and "webwinnow candidates" in (out / "run.log").read_text()
 
     assert main(["report", "--out", str(out), *conf]) == 2
     assert "report reads pairs, which is stale (made from an earlier pair_seeds)" in capsys.readouterr().err
 
-    assert main(["pairs", "--out", str(out), "--min-shared", "2", "--downstream", *conf]) == 0
+    assert main(["candidates", "--out", str(out), "--min-shared", "2", "--downstream", *conf]) == 0
     assert json.loads((out / "summary.json").read_text())["stale"] == {}
     pairs = {(r["doc_a"], r["doc_b"]) for r in pq.read_table(out / "pairs").to_pylist()}
     assert {(r["doc_a"], r["doc_b"]) for r in pq.read_table(out / "passages").to_pylist()} == pairs
@@ -149,7 +150,7 @@ def test_a_stage_alone_marks_downstream_stale_and_downstream_reruns(tmp_path, sa
     assert main(["fingerprint", "--out", str(out), "--w", "4", *conf]) == 0
     stale = json.loads((out / "summary.json").read_text())["stale"]
     assert {"hash_freq", "rank_freq", "candidate_pairs", "pair_seeds", "pairs", "passages", "clusters", "report"} <= set(stale)
-    assert main(["pairs", "--out", str(out), *conf]) == 0
+    assert main(["candidates", "--out", str(out), *conf]) == 0
     record = json.loads((out / "candidate_pairs" / "_webwinnow.json").read_text())
     fps = pq.read_table(out / "fingerprints").to_pandas()
     docs = fps.groupby("hash")["doc_id"].nunique()

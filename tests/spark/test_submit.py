@@ -46,6 +46,7 @@ def test_master_after_the_script_overrides_spark_submit(sample_dir, tmp_path):
     assert summary["spark"]["shuffle_partitions"] == 2  # nobody set it: one per core at least
 
 
+@pytest.mark.own_spark
 def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
     from webwinnow.app.cli import main
 
@@ -55,6 +56,7 @@ def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
     assert spark["master"] == "local[*]" and spark["default_parallelism"] == os.cpu_count()
 
 
+@pytest.mark.own_spark
 def test_an_active_session_is_used_as_it_is_and_left_running(sample_dir, tmp_path):
     """A notebook's session: its master stays, and the command does not stop it."""
     from webwinnow.app.cli import main

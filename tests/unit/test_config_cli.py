@@ -19,7 +19,8 @@ def test_shipped_toml_spells_out_the_defaults():
     defaults = RunConfig()
     assert data["winnow"] == dataclasses.asdict(defaults.winnow)
     assert data["extract"] == dataclasses.asdict(defaults.extract)
-    assert data["pairs"] == dataclasses.asdict(defaults.pairs)
+    for section in ("pairing", "passages", "clusters", "report", "dedup", "check"):
+        assert data[section] == dataclasses.asdict(getattr(defaults, section)), section
     spark = dict(data["spark"])
     assert spark.pop("properties") == "spark-local.properties"
     assert spark == {k: v for k, v in dataclasses.asdict(SparkConfig()).items() if k != "properties"}
@@ -48,7 +49,9 @@ def test_properties_path_is_relative_to_its_toml():
         ("[winnow]\nw = 0\n", "w (the window) must be an integer >= 1"),
         ("[winnow]\nwindow = 3\n", "unknown key winnow.window"),
         ("[pair]\nx = 1\n", "unknown section [pair]"),
-        ("[pairs]\ncluster_resemblance = 1.5\n", "pairs.cluster_resemblance must be within"),
+        ("[clusters]\nresemblance = 1.5\n", "clusters.resemblance must be within"),
+        ("[pairs]\nreport_pairs = 5\n", "[pairs] was split into [pairing], [passages], [clusters] and [report]: "
+                                       "pairs.report_pairs is now report.pairs"),
         ("[extract]\nmax_nesting = -1\n", "extract.max_nesting must be a positive integer"),
         ("[winnow\n", "is not valid TOML"),
     ],

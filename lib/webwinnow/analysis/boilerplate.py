@@ -12,7 +12,7 @@ import numpy as np
 MIN_AUTO_DF = 10
 
 
-def auto_max_df(documents: int, doc_freq_counts: list[tuple[int, int]], pair_budget: int,
+def auto_max_df(documents: int, df_counts: list[tuple[int, int]], pair_budget: int,
                 seeds: dict[int, int] | None = None) -> int:
     """max_df from the corpus: ⌈√documents⌉ (at least 10), lowered while the self-join would
     emit more than pair_budget rows, given (document frequency, number of hashes) counts, and
@@ -28,7 +28,7 @@ def auto_max_df(documents: int, doc_freq_counts: list[tuple[int, int]], pair_bud
     """
     cap = max(MIN_AUTO_DF, math.isqrt(max(documents - 1, 0)) + 1)
     cost = 0
-    for df, hashes in sorted(doc_freq_counts):
+    for df, hashes in sorted(df_counts):
         if df > cap:
             break
         cost += max(hashes * df * (df - 1) // 2, (seeds or {}).get(df, 0))

@@ -1,6 +1,6 @@
 """Pairing on sorted arrays: per-hash groups of fingerprints → seeds, per-pair groups of seeds → pairs.
 
-The pairs stage shuffles the fingerprints once by hash and has Spark sort each partition by
+The candidates stage shuffles the fingerprints once by hash and has Spark sort each partition by
 (hash, doc_id, pos); every hash's rows are then one run, and the document pairs that share it
 are every two rows of the run from different documents (MOSS's pairing, and the partition-aware
 MinHash designs on Spark: no self-join, no row per pair of the whole run ever materialized

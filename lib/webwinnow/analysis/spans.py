@@ -13,6 +13,7 @@ unit's last.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -283,25 +284,60 @@ def _window_units(unit, data, start, end, fold, expand, chars, offs, codes, star
     return chars, offs, codes, starts, ends, n
 
 
+class Side(NamedTuple):
+    """One side (a or b) of a batch of pairs, as the passages kernel takes it: int64 arrays but
+    `data`. Pair p's window is data[starts[p]:ends[p]] (UTF-8, the whole text from character
+    base[p] on), with units before it (open[p] & 1) or after it (& 2) in the whole text; its
+    template text is tpl_lo/tpl_hi[tpl_offsets[p]:tpl_offsets[p + 1]], intervals of the window's
+    unit indices; for code, its tokens are tok_codes[tok_bounds[p]:tok_bounds[p + 1]] with their
+    ranges in the window (tok_starts, tok_ends; empty for the other units)."""
+
+    data: np.ndarray  # uint8
+    starts: np.ndarray
+    ends: np.ndarray
+    base: np.ndarray
+    open: np.ndarray
+    tpl_offsets: np.ndarray
+    tpl_lo: np.ndarray
+    tpl_hi: np.ndarray
+    tok_bounds: np.ndarray
+    tok_codes: np.ndarray
+    tok_starts: np.ndarray
+    tok_ends: np.ndarray
+
+
+class Seeds(NamedTuple):
+    """Pair p's seeds: a[offsets[p]:offsets[p + 1]] and b[...], whole texts' character offsets."""
+
+    offsets: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+
+
+class Marks(NamedTuple):
+    """Pair p's a-window fingerprints: pos[offsets[p]:offsets[p + 1]] (sorted), flag 1 where boilerplate."""
+
+    offsets: np.ndarray
+    pos: np.ndarray
+    flag: np.ndarray
+
+
 @njit(**JIT_OPTIONS)
-def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, ends_b, base_b, open_b,
-                    seed_offsets, seeds_a, seeds_b, fp_offsets, fp_pos, fp_flag, tpl_offsets_a, tpl_lo_a,
-                    tpl_hi_a, tpl_offsets_b, tpl_lo_b, tpl_hi_b, fold, expand, k, max_spans, max_chars, unit,
-                    tok_bounds_a, tok_codes_a, tok_starts_a, tok_ends_a, tok_bounds_b, tok_codes_b, tok_starts_b,
-                    tok_ends_b):
+def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, unit):
     """window_passages for every pair of a batch at once (one call from Python per batch).
 
-    Pair p's windows are data_a[starts_a[p]:ends_a[p]] (UTF-8, the original text from character
-    base_a[p] on) and likewise for b; its seeds are seeds_a/seeds_b[seed_offsets[p]:...], whole
-    texts' character offsets; its a-window's fingerprints fp_pos[fp_offsets[p]:...] (sorted)
-    with their boilerplate flags; its windows' template text tpl_lo/hi_a[tpl_offsets_a[p]:...]
-    (and b), intervals of the windows' unit indices. The windows are cut into units (CHAR,
-    WORD) here; CODE units come made: tok_codes_a[tok_bounds_a[p]:tok_bounds_a[p + 1]] with
-    their ranges in the window (and b). Returns per span (pair, start_a, end_a, start_b, end_b,
-    length, content_a, content_b), its boilerplate share or NaN, and per pair (capped,
-    truncated) and (copied_a, content_a, copied_b, content_b) over the union of its spans on
-    each side, lengths in units.
+    a and b are the pairs' two Sides, seeds and marks (the a-windows' fingerprints) as above.
+    The windows are cut into units (CHAR, WORD) here; CODE units come made. Returns per span
+    (pair, start_a, end_a, start_b, end_b, length, content_a, content_b), its boilerplate share
+    or NaN, and per pair (capped, truncated) and (copied_a, content_a, copied_b, content_b) over
+    the union of its spans on each side, lengths in units.
     """
+    seed_offsets, seeds_a, seeds_b = seeds.offsets, seeds.a, seeds.b
+    fp_offsets, fp_pos, fp_flag = marks.offsets, marks.pos, marks.flag
+    starts_a, ends_a, base_a, open_a = a.starts, a.ends, a.base, a.open
+    starts_b, ends_b, base_b, open_b = b.starts, b.ends, b.base, b.open
+    tpl_offsets_a, tpl_lo_a, tpl_hi_a = a.tpl_offsets, a.tpl_lo, a.tpl_hi
+    tpl_offsets_b, tpl_lo_b, tpl_hi_b = b.tpl_offsets, b.tpl_lo, b.tpl_hi
     npairs = starts_a.shape[0]
     capacity = 0
     longest = 64
@@ -329,19 +365,17 @@ def _batch_passages(data_a, starts_a, ends_a, base_a, open_a, data_b, starts_b, 
     count = 0
     for p in range(npairs):
         if made:
-            codes_a = tok_codes_a[tok_bounds_a[p]:tok_bounds_a[p + 1]]
-            ustart_a = tok_starts_a[tok_bounds_a[p]:tok_bounds_a[p + 1]]
-            uend_a = tok_ends_a[tok_bounds_a[p]:tok_bounds_a[p + 1]]
+            lo_a, hi_a = a.tok_bounds[p], a.tok_bounds[p + 1]
+            codes_a, ustart_a, uend_a = a.tok_codes[lo_a:hi_a], a.tok_starts[lo_a:hi_a], a.tok_ends[lo_a:hi_a]
             na = codes_a.shape[0]
-            codes_b = tok_codes_b[tok_bounds_b[p]:tok_bounds_b[p + 1]]
-            ustart_b = tok_starts_b[tok_bounds_b[p]:tok_bounds_b[p + 1]]
-            uend_b = tok_ends_b[tok_bounds_b[p]:tok_bounds_b[p + 1]]
+            lo_b, hi_b = b.tok_bounds[p], b.tok_bounds[p + 1]
+            codes_b, ustart_b, uend_b = b.tok_codes[lo_b:hi_b], b.tok_starts[lo_b:hi_b], b.tok_ends[lo_b:hi_b]
             nb = codes_b.shape[0]
         else:
             chars_a, offs_a, codes_a, ustart_a, uend_a, na = _window_units(
-                unit, data_a, starts_a[p], ends_a[p], fold, expand, chars_a, offs_a, codes_a, ustart_a, uend_a)
+                unit, a.data, starts_a[p], ends_a[p], fold, expand, chars_a, offs_a, codes_a, ustart_a, uend_a)
             chars_b, offs_b, codes_b, ustart_b, uend_b, nb = _window_units(
-                unit, data_b, starts_b[p], ends_b[p], fold, expand, chars_b, offs_b, codes_b, ustart_b, uend_b)
+                unit, b.data, starts_b[p], ends_b[p], fold, expand, chars_b, offs_b, codes_b, ustart_b, uend_b)
         lo, hi = seed_offsets[p], seed_offsets[p + 1]
         m = hi - lo
         ia = np.searchsorted(ustart_a[:na], seeds_a[lo:hi] - base_a[p])
@@ -437,7 +471,7 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
         raise ValueError("one window of each side, one base and open flag each, and n + 1 offsets per pair")
     number = unit_number(unit)
     arrays = []
-    tokens: list[np.ndarray] = []
+    tokens: list[tuple[np.ndarray, ...]] = []
     for texts, made in ((texts_a, tokens_a), (texts_b, tokens_b)):
         texts = pa.array(texts, pa.string()) if not isinstance(texts, pa.Array) else texts
         if number == CODE and made is not None:
@@ -445,14 +479,14 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
             bounds, codes, starts, ends = (np.require(x, np.int64, ["C", "W"]) for x in made)
             if len(bounds) != n + 1 or not (len(codes) == len(starts) == len(ends) == (bounds[-1] if n else 0)):
                 raise ValueError("tokens: n + 1 bounds and one code, start and end per token")
-            tokens.extend((bounds, codes, starts, ends))
+            tokens.append((bounds, codes, starts, ends))
         elif number == CODE:
             from ..core.winnowing import code_units_batch
 
             codes, starts, ends, bounds = code_units_batch(texts, lexer)
-            tokens.extend((bounds, codes, starts, ends))
+            tokens.append((bounds, codes, starts, ends))
         else:
-            tokens.extend((np.zeros(n + 1, np.int64), *(np.zeros(0, np.int64),) * 3))
+            tokens.append((np.zeros(n + 1, np.int64), *(np.zeros(0, np.int64),) * 3))
         if texts.null_count:
             raise ValueError("windows must not be null")
         offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset: texts.offset + n + 1]
@@ -460,20 +494,20 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
         arrays.append((data, offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)))
     fold, expand = fold_table()
     i64 = (lambda a: np.ascontiguousarray(a, dtype=np.int64))
-    templates: list[np.ndarray] = []
+    templates: list[tuple[np.ndarray, ...]] = []
     for template in (template_a, template_b):
         if template is None:
             template = (np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
         bounds, lo, hi = (i64(x) for x in template)
         if len(bounds) != n + 1 or lo.shape != hi.shape or (n and bounds[-1] != len(lo)):
             raise ValueError("template intervals: n + 1 offsets and one lo and hi per interval")
-        templates.extend((bounds, lo, hi))
+        templates.append((bounds, lo, hi))
+    sides = [Side(*arrays[i], i64(base), i64(edges), *templates[i], *tokens[i])
+             for i, (base, edges) in enumerate(((base_a, open_a), (base_b, open_b)))]
     pair, cols, share, capped, truncated, union = _batch_passages(
-        arrays[0][0], arrays[0][1], arrays[0][2], i64(base_a), i64(open_a),
-        arrays[1][0], arrays[1][1], arrays[1][2], i64(base_b), i64(open_b),
-        i64(seed_offsets), i64(seeds_a), i64(seeds_b), i64(fp_offsets), i64(fp_pos),
-        np.ascontiguousarray(fp_flags, dtype=np.int64), *templates, fold, expand, int(k), int(max_spans),
-        int(max_chars), number, *tokens)
+        sides[0], sides[1], Seeds(i64(seed_offsets), i64(seeds_a), i64(seeds_b)),
+        Marks(i64(fp_offsets), i64(fp_pos), np.ascontiguousarray(fp_flags, dtype=np.int64)), fold, expand, int(k),
+        int(max_spans), int(max_chars), number)
     return BatchPassages(pair=pair, start_a=cols[:, 0].copy(), end_a=cols[:, 1].copy(), start_b=cols[:, 2].copy(),
                          end_b=cols[:, 3].copy(), length=cols[:, 4].copy(), content_a=cols[:, 5].copy(),
                          content_b=cols[:, 6].copy(), boilerplate=share, capped=capped, truncated=truncated,

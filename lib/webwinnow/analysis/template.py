@@ -2,7 +2,7 @@
 copied span is content.
 
 Definition. A hash is boilerplate when more than max_df documents have it as a fingerprint (the
-pairs stage's cap). A document's **template text** is, in normalized characters, the union of
+candidates stage's cap). A document's **template text** is, in normalized characters, the union of
 
 - the k-gram [p, p + k) of every fingerprint of the document whose hash is boilerplate,
 - the stretch [p, q) between two consecutive such fingerprints p < q with q − p ≤ g, and

@@ -26,6 +26,10 @@ from .options import _parser, resolve_config
 from .runner import Plan, Request, config_for_check
 from .runner import run as run_stages
 
+#: Commands that were renamed: a one-line error names the new one (0.2.0 called the candidates
+#: stage 'pairs', the name of the table the passages stage writes).
+RENAMED = {"pairs": ("candidates", "it writes candidate_pairs and pair_seeds; the pairs table is the passages stage's")}
+
 
 def request_of(args: argparse.Namespace) -> Request:
     """The runner's request for a parsed command line (run, check, or one stage)."""
@@ -61,6 +65,12 @@ def _refuse_options(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
     """Run the command line argv; returns the exit status. capture: send the process's stdout and
     stderr (the JVM's, the workers') to OUT/run.log; only when webwinnow is the whole process."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in RENAMED:
+        new, why = RENAMED[argv[0]]
+        print(f"webwinnow: error: the stage '{argv[0]}' is now called '{new}' ({why}): "
+              f"webwinnow {new} {' '.join(argv[1:])}".rstrip(), file=sys.stderr)
+        return 2
     args = _parser().parse_args(argv)
     if args.command == "index":
         from .index import command as index_command

@@ -14,8 +14,6 @@ folder webwinnow did not make.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +23,7 @@ from ..config import RunConfig, WinnowConfig
 from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by
 from ..index import layout
 from ..index.layout import Manifest, NotAnIndex, SegmentRecord, Settings
+from ..outputs.indexfolder import NewIndex, index_lock
 from .console import Console
 
 
@@ -52,7 +51,7 @@ def command(args: argparse.Namespace, console: Console) -> int:
 
 
 def _where(name: str) -> str:
-    return storage.canonical(name) if storage.is_uri(name) else os.path.abspath(name)
+    return storage.canonical(name)
 
 
 def _command(args: argparse.Namespace, console: Console) -> int:
@@ -191,54 +190,26 @@ def _build(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console)
                             "the run's settings (leave out --k/--w/--t/--standard/--mod-p)")
         cfg = replace(cfg, winnow=made)
         protected.append(run)
-    replacing = _check_target(idx, args.force, protected)
-    local = not storage.is_uri(idx)
-    target = f"{idx}.incomplete" if local else idx
-    if local:
-        staging = Path(target)
-        if staging.exists():
-            if not _unfinished_build(staging):
-                raise UserError(f"{target} exists and is not an unfinished index: move it away")
-            shutil.rmtree(staging)
-        Path(idx).parent.mkdir(parents=True, exist_ok=True)
-        staging.mkdir()
+    target = NewIndex(idx, replacing=_check_target(idx, args.force, protected))
+    target.prepare()
     spark, owned = _session(cfg, args, console)
     try:
         if args.from_run:
             run, inputs, what = _where(args.from_run), _source_inputs(_where(args.from_run)), _where(args.from_run)
         else:
-            run = storage.child(target, "_source")
+            run = storage.child(target.where, "_source")
             inputs = _read_crawl(args, cfg, run, console)
             what = f"{len(inputs)} input files"
-        console.say(f"writing the index in {target} ...")
-        manifest = _write(spark, target, run, Settings.of(cfg.winnow), None, inputs, what)
+        console.say(f"writing the index in {target.where} ...")
+        manifest = _write(spark, target.where, run, Settings.of(cfg.winnow), None, inputs, what)
         if not args.from_run:
             storage.delete_tree(run)
     finally:
         if owned:
             spark.stop()
-    if local:
-        from ..outputs.tables import replace_dir
-
-        if replacing:
-            replace_dir(target, idx)
-        else:
-            if Path(idx).exists():
-                Path(idx).rmdir()  # an empty folder, checked above
-            os.rename(target, idx)
+    target.publish()
     _print(console, idx, manifest, started, "built")
     return 0
-
-
-#: What a build writes in IDX.incomplete: the index's own names, and the run folder it reads the
-#: crawl into (with the run's staging, lock and trash beside it).
-_BUILD_NAMES = {*layout.KEYS, "directory", "segments", layout.MANIFEST}
-
-
-def _unfinished_build(folder: Path) -> bool:
-    """Whether folder holds only what an interrupted build writes (so it may be removed)."""
-    return all(p.name in _BUILD_NAMES or p.name.startswith(("_source", layout.MANIFEST))
-               for p in folder.iterdir())
 
 
 def _open_index(idx: str) -> Manifest:
@@ -246,16 +217,6 @@ def _open_index(idx: str) -> Manifest:
         return layout.read_manifest(idx)
     except NotAnIndex as exc:
         raise UserError(f"--index {exc}") from None
-
-
-def _lock(idx: str):
-    from ..outputs.swap import RunLock
-
-    if storage.is_uri(idx):
-        from contextlib import nullcontext
-
-        return nullcontext()  # a store has no flock: one writer at a time is the user's to keep
-    return RunLock(Path(idx), "webwinnow index")
 
 
 def _append(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console) -> int:
@@ -280,7 +241,7 @@ def _append(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console
         raise UserError(f"{sorted(already)[0]} is already in the index {idx} ({len(already)} input files are): "
                         "leave them out (a document indexed twice would count twice)")
     cfg = replace(cfg, winnow=index_winnow)
-    with _lock(idx):
+    with index_lock(idx):
         before = _open_index(idx)  # as it is now that the index is ours
         layout.remove_files(layout.owned_files(idx, before.segment_ids))  # what a failed append left
         for entry in storage.walk(idx, recursive=False):  # ... and the run folder it read its crawl into
@@ -311,7 +272,7 @@ def _compact(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Consol
     from ..stages import _indexing
 
     started = time.time()
-    with _lock(idx):
+    with index_lock(idx):
         before = _open_index(idx)
         if len(before.segments) <= 1:
             console.result([f"{idx} has {len(before.segments)} segment: nothing to compact"])

@@ -81,7 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     dedup.add_argument("--strip-template", action="store_true", default=None,
                        help="dedup: also remove template text from every page of a host but its first")
     dedup.add_argument("--min-passage", type=int, metavar="N",
-                       help="dedup: remove copied passages of at least N normalized characters (default t)")
+                       help="dedup: remove copied passages of at least N units (normalized characters, words or "
+                            "tokens; default t)")
     dedup.add_argument("--keep-near-duplicates", action="store_true",
                        help="dedup: keep every member of a near-duplicate cluster (cut their copied passages only)")
 
@@ -155,11 +156,8 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
         winnow["robust"] = False
     if getattr(args, "mod_p", None) is not None:
         winnow["mod_p"] = args.mod_p
-    pairs = {
-        "max_df": getattr(args, "max_df", None),
-        "min_shared": getattr(args, "min_shared", None),
-        "cluster_resemblance": getattr(args, "cluster_resemblance", None),
-    }
+    pairing = {"max_df": getattr(args, "max_df", None), "min_shared": getattr(args, "min_shared", None)}
+    clusters = {"resemblance": getattr(args, "cluster_resemblance", None)}
     dedup = {
         "strip_template": getattr(args, "strip_template", None),
         "min_passage": getattr(args, "min_passage", None),
@@ -169,7 +167,8 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
     spark = {"master": args.master} if getattr(args, "master", None) else {}
     extract = {"max_failed_ratio": getattr(args, "max_failed_ratio", None),
                "text_column": getattr(args, "text_column", None), "id_column": getattr(args, "id_column", None)}
-    return load_config(files, {"winnow": winnow, "pairs": pairs, "extract": extract, "dedup": dedup, "check": check, "spark": spark})
+    return load_config(files, {"winnow": winnow, "pairing": pairing, "clusters": clusters, "extract": extract,
+                               "dedup": dedup, "check": check, "spark": spark})
 
 
 # -- what a stage is made from ------------------------------------------------------------------

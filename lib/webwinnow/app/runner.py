@@ -13,7 +13,6 @@ its tables, what a resumed run keeps, the timings and the summary. Stages see on
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 import threading
@@ -70,14 +69,6 @@ class Request:
     index: str = ""
 
 
-def _file_digest(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 class Plan:
     """A request and its config, checked (validate()) before Spark starts."""
 
@@ -102,8 +93,6 @@ class Plan:
         for path in self.exclude:
             if not os.path.isfile(path):
                 raise UserError(f"--exclude {path}: no such file (give WARC/ARC, HTML or text files)")
-        if self.exclude:
-            self.stage_inputs["pairs"] = [(p, _file_digest(p)) for p in self.exclude]
         metas: dict[str, dict | None] = {}
         if self.fresh:
             from ..crawl.inputs import list_inputs
@@ -129,7 +118,8 @@ class Plan:
                                 f"'webwinnow fingerprint --out {self.request.out}' (or 'webwinnow run')")
         for s in self.stages:
             resolved = s.check(StageCheck(self.cfg, self.request.out, metas, fresh=self.fresh, first=s is self.stages[0],
-                                          inputs=tuple(f.path for f in self.inputs), index=self.index))
+                                          inputs=tuple(f.path for f in self.inputs), index=self.index,
+                                          exclude=self.exclude))
             if "recipe_inputs" in resolved:
                 self.stage_inputs[s.name] = resolved["recipe_inputs"]
             self.index = resolved.get("index", self.index)

@@ -151,7 +151,7 @@ class MaxDfSweep:
     """Pairs and boilerplate as functions of the document-frequency cap max_df.
 
     max_df[i] -> pairs[i]: document pairs sharing at least min_shared distinct hashes held by at
-    most max_df[i] documents (the candidate pairs the pairs stage would emit with that cap); boilerplate_hashes
+    most max_df[i] documents (the candidate pairs the candidates stage would emit with that cap); boilerplate_hashes
     and boilerplate_share: the distinct hashes above the cap and their share of all fingerprints.
     chosen: the cap the run used (auto: chosen by webwinnow). limited_by: why the sweep stops
     where it stops (the seed budget), sample: documents used when not all.
@@ -202,11 +202,12 @@ def max_df_sweep(run: RunOutput, max_seeds: int = 10_000_000, max_docs: int | No
     Reads the fingerprints' (hash, doc_id) columns on this machine: all of them, or those of a
     sample of max_docs documents (then the pair counts are the sample's own). A run larger than
     max_rows fingerprints needs a sample. Hashes a run excluded (`--exclude` template files)
-    are counted here like any other: the pairs stage's `excluded_hashes` says when that was so.
+    are counted here like any other: the candidates stage's `excluded_hashes` says when that was so.
     """
     from ..analysis.pairing import partition_seeds
 
-    pairs_cfg = run.config("candidate_pairs")["pairs"]
+    made_with = run.config("candidate_pairs")
+    pairs_cfg = made_with.get("pairing") or made_with["pairs"]  # [pairs]: a run of webwinnow 0.2.0
     min_shared = int(pairs_cfg["min_shared"])
     pstats = run.stats("candidate_pairs")
     documents = int(run.stats("doc_stats").get("documents", 0))

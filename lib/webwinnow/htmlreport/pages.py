@@ -188,39 +188,45 @@ def shares_sentence(shares: Mapping[str, Any] | None) -> str:
     )
 
 
-def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares: Mapping[str, Any] | None,
-                 derived: Mapping[str, Any]) -> str:
-    """The run summary: known keys in groups, whatever else is in ``stats`` after them.
+class _Rows:
+    """The summary's rows, made from ``stats``; remembers which keys it showed, so the rest can
+    be listed after them."""
 
-    ``derived`` holds values computed by the writer (distinct hashes, boilerplate hashes) used
-    when ``stats`` lacks them. Missing keys are simply left out.
-    """
-    used: set[str] = set()
+    def __init__(self, stats: Mapping[str, Any]) -> None:
+        self.stats = stats
+        self.used: set[str] = set()
 
-    def get(key: str) -> Any:
-        used.add(key)
-        return stats.get(key)
+    def get(self, key: str) -> Any:
+        self.used.add(key)
+        return self.stats.get(key)
 
+    @staticmethod
     def row(label: str, value_html: str | None, title: str = "") -> str:
         if value_html is None:
             return ""
         t = f' title="{esc(title)}"' if title else ""
         return f"<dt{t}>{esc(label)}</dt><dd>{value_html}</dd>"
 
-    def num_row(label: str, key: str, title: str = "") -> str:
-        v = get(key)
-        return row(label, fmt_value(v), title) if key in stats else ""
+    def num(self, label: str, key: str, title: str = "") -> str:
+        v = self.get(key)
+        return self.row(label, fmt_value(v), title) if key in self.stats else ""
 
-    # -- input
-    inp = []
-    inputs = get("inputs")
+
+def _card(title: str, rows: list[str]) -> str:
+    rows = [r for r in rows if r]
+    if not rows:
+        return ""
+    return f'<section><h2>{esc(title)}</h2><dl class="summary">{"".join(rows)}</dl></section>'
+
+
+def _input_rows(r: _Rows) -> list[str]:
+    out = []
+    inputs = r.get("inputs")
     if inputs is not None:
-        inp.append(row("input files", fmt_int(len(inputs)) if isinstance(inputs, (list, tuple)) else fmt_value(inputs)))
-    inp.append(num_row("input bytes", "input_bytes"))
-    seen = get("records_seen")
-    if seen is None:
-        seen = get("records")
-    parts = {p: get(p) for p in _RECORD_PARTS}
+        out.append(r.row("input files", fmt_int(len(inputs)) if isinstance(inputs, (list, tuple)) else fmt_value(inputs)))
+    out.append(r.num("input bytes", "input_bytes"))
+    seen = r.get("records_seen")
+    parts = {p: r.get(p) for p in _RECORD_PARTS}
     if seen is not None or any(v is not None for v in parts.values()):
         terms = " + ".join(f"{fmt_int(parts[p])} {p}" for p in _RECORD_PARTS if parts[p] is not None)
         line = f"{fmt_int(seen)}" + (f" = {terms}" if terms else "")
@@ -228,121 +234,119 @@ def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares
             total = sum(parts[p] for p in _RECORD_PARTS)
             if total != seen:
                 line += f' <span class="warn">does not add up: the parts sum to {fmt_int(total)}</span>'
-        inp.append(row("records", line, "records seen = parsed + skipped + failed + flagged"))
-    inp.append(num_row("documents", "documents", "HTML responses that became text (status ok)"))
+        out.append(r.row("records", line, "records seen = parsed + skipped + failed + flagged"))
+    out.append(r.num("documents", "documents", "HTML responses that became text (status ok)"))
+    return out
 
-    # -- fingerprints
-    fp = []
-    unit = get("unit")
+
+def _fingerprint_rows(r: _Rows) -> list[str]:
+    out = []
+    unit = r.get("unit")
+    lexer = r.get("lexer")
     if unit is not None:
-        fp.append(row("unit", esc(f"{unit}: k, w and lengths count {unit_noun(unit)}"
-                                  + (f" (Pygments lexer {stats.get('lexer')})" if stats.get("lexer") else ""))))
-        used.add("lexer")
-    for label, key in (("k (noise threshold)", "k"), ("w (window)", "w")):
-        fp.append(num_row(label, key))
-    t = get("t")
-    if t is None and _is_num(stats.get("k")) and _is_num(stats.get("w")):
-        t = stats["w"] + stats["k"] - 1
-    if t is not None:
-        fp.append(row("t = w + k − 1 (guarantee)", fmt_value(t)))
-    fp.append(num_row("robust winnowing", "robust"))
-    if stats.get("mod_p"):
-        fp.append(num_row("mod p (baseline)", "mod_p"))
-    else:
-        used.add("mod_p")
-    fp.append(num_row(unit_noun(unit), "norm_chars", "in the documents' texts: what k-grams are made of"))
-    fp.append(num_row("k-grams", "kgrams"))
-    fp.append(num_row("fingerprints", "fingerprints"))
-    density = get("density")
-    if density is None and _is_num(stats.get("fingerprints")) and _is_num(stats.get("kgrams")) and stats["kgrams"]:
-        density = stats["fingerprints"] / stats["kgrams"]
-    expected = get("expected_density")
-    if expected is None:
-        if _is_num(stats.get("mod_p")) and stats["mod_p"]:
-            expected = 1.0 / stats["mod_p"]
-        elif _is_num(stats.get("w")) and stats["w"] > 0:
-            expected = 2.0 / (stats["w"] + 1)
+        out.append(r.row("unit", esc(f"{unit}: k, w and lengths count {unit_noun(unit)}"
+                                     + (f" (Pygments lexer {lexer})" if lexer else ""))))
+    out += [r.num("k (noise threshold)", "k"), r.num("w (window)", "w"), r.num("t = w + k − 1 (guarantee)", "t"),
+            r.num("robust winnowing", "robust")]
+    if r.get("mod_p"):
+        out.append(r.num("mod p (baseline)", "mod_p"))
+    out += [r.num(unit_noun(unit), "norm_chars", "in the documents' texts: what k-grams are made of"),
+            r.num("k-grams", "kgrams"), r.num("fingerprints", "fingerprints")]
+    density, expected = r.get("density"), r.get("expected_density")
     if density is not None or expected is not None:
         d = fmt_float(density, 5) if density is not None else DASH
         e = fmt_float(expected, 5) if expected is not None else DASH
         ratio = ""
         if _is_num(density) and _is_num(expected) and expected:
             ratio = f' <span class="muted">({density / expected:.2f}× expected)</span>'
-        fp.append(row("density", f"{d} <span class=\"muted\">vs expected</span> {e}{ratio}",
-                      "fingerprints per k-gram; expected on random text: 2/(w+1) for winnowing, 1/p for 0 mod p"))
-    hf = []
-    hashes = get("hashes")
-    if hashes is None:
-        hashes = derived.get("hashes")
-    if hashes is not None:
-        hf.append(row("distinct hashes", fmt_value(hashes)))
-    max_df = get("max_df")
-    if max_df is not None:
-        hf.append(row("max_df", fmt_value(max_df), "hashes in more documents are boilerplate: reported, never paired"))
-    bp = get("boilerplate_hashes")
-    if bp is None:
-        bp = derived.get("boilerplate_hashes")
-    if bp is not None:
-        hf.append(row("boilerplate hashes", fmt_value(bp), "hashes in more than max_df documents"))
-    hf.append(row("power law", fit_sentence(fit), "least-squares fit of log documents against log rank"))
-    hf.append(row("seen in", shares_sentence(shares),
-                  "share of distinct hashes found in exactly 1, 2, 3 and more documents; "
-                  "the paper reports 82% / 14% / 2% for web pages"))
+        out.append(r.row("density", f"{d} <span class=\"muted\">vs expected</span> {e}{ratio}",
+                         "fingerprints per k-gram; expected on random text: 2/(w+1) for winnowing, 1/p for 0 mod p"))
+    return out
 
-    # -- pairs
-    pr = []
-    for label, key, title in (
+
+def _hash_rows(r: _Rows, fit: Mapping[str, Any] | None, shares: Mapping[str, Any] | None,
+               derived: Mapping[str, Any]) -> list[str]:
+    hashes = r.get("hashes")
+    bp = r.get("boilerplate_hashes")
+    max_df = r.get("max_df")
+    hashes = derived.get("hashes") if hashes is None else hashes
+    bp = derived.get("boilerplate_hashes") if bp is None else bp
+    return [
+        r.row("distinct hashes", fmt_value(hashes)) if hashes is not None else "",
+        r.row("max_df", fmt_value(max_df), "hashes in more documents are boilerplate: reported, never paired")
+        if max_df is not None else "",
+        r.row("boilerplate hashes", fmt_value(bp), "hashes in more than max_df documents") if bp is not None else "",
+        r.row("power law", fit_sentence(fit), "least-squares fit of log documents against log rank"),
+        r.row("seen in", shares_sentence(shares), "share of distinct hashes found in exactly 1, 2, 3 and more "
+              "documents; the paper reports 82% / 14% / 2% for web pages"),
+    ]
+
+
+def _pair_rows(r: _Rows) -> list[str]:
+    unit = r.stats.get("unit")
+    noun = unit_noun(unit)
+    return [r.num(label, key, title) for label, key, title in (
         ("min shared fingerprints", "min_shared", ""),
         ("candidate pairs", "candidate_pairs", "document pairs sharing a fingerprint below the cap"),
-        ("pairs sharing content", "pairs", f"candidate pairs with a passage of at least k {unit_noun(unit)} outside template"),
+        ("pairs sharing content", "pairs", f"candidate pairs with a passage of at least k {noun} outside template"),
         ("pairs sharing only template", "template_pairs", "kept apart in the template_pairs table"),
         ("cross-host pairs", "cross_host_pairs", "content pairs whose pages are on different hosts"),
         ("passages", "passages", "copied passages of the content pairs"),
-        ("content " + ("characters" if unit in (None, "char") else unit_noun(unit)), "content_chars",
-         f"{unit_noun(unit)} copied outside template"),
+        ("content " + ("characters" if unit in (None, "char") else noun), "content_chars", f"{noun} copied outside template"),
         ("cluster resemblance", "cluster_resemblance", "pairs at least this resemblant join clusters"),
         ("clusters", "clusters", ""),
         ("documents in clusters", "clustered_documents", ""),
         ("largest cluster", "largest_cluster", ""),
-    ):
-        pr.append(num_row(label, key, title))
+    )]
 
-    # -- each stage's own statistics, a row each; then anything else as it is
-    used.update({"tag", "title", "fit", "shares"})
-    stage_rows = []
-    for name, entry in (get("stages") or {}).items():
+
+def _stage_table(stages: Any) -> str:
+    """Each stage's own statistics, a row each."""
+    rows = []
+    for name, entry in (stages or {}).items():
         if not isinstance(entry, Mapping):
             continue
         for kk, vv in sorted(entry.items(), key=lambda kv: str(kv[0])):
             if isinstance(vv, Mapping):
                 vv = ", ".join(f"{esc(a)} {fmt_value(b)}" for a, b in vv.items())
-                stage_rows.append(f'<tr><td>{esc(name)}</td><td class="what">{esc(kk)}</td><td>{vv}</td></tr>')
+                rows.append(f'<tr><td>{esc(name)}</td><td class="what">{esc(kk)}</td><td>{vv}</td></tr>')
             else:
-                stage_rows.append(f'<tr><td>{esc(name)}</td><td class="what">{esc(kk)}</td>'
-                                  f'<td class="num">{fmt_value(vv)}</td></tr>')
-    other = []
-    for k, v in sorted(stats.items(), key=lambda kv: str(kv[0])):
-        if k in used:
+                rows.append(f'<tr><td>{esc(name)}</td><td class="what">{esc(kk)}</td>'
+                            f'<td class="num">{fmt_value(vv)}</td></tr>')
+    if not rows:
+        return ""
+    return ('<details class="stages"><summary>Every stage\'s statistics</summary><table class="stages">'
+            '<thead><tr><th>stage</th><th>statistic</th><th>value</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></details>')
+
+
+def _other_rows(r: _Rows) -> list[str]:
+    """Whatever else is in stats, as it is."""
+    out = []
+    for k, v in sorted(r.stats.items(), key=lambda kv: str(kv[0])):
+        if k in r.used:
             continue
         if isinstance(v, Mapping) and v:
-            other += [row(f"{k} · {kk}", fmt_value(vv)) for kk, vv in sorted(v.items(), key=lambda kv: str(kv[0]))]
+            out += [r.row(f"{k} · {kk}", fmt_value(vv)) for kk, vv in sorted(v.items(), key=lambda kv: str(kv[0]))]
         else:
-            other.append(row(str(k), fmt_value(v)))
+            out.append(r.row(str(k), fmt_value(v)))
+    return out
 
-    def card(title: str, rows: list[str]) -> str:
-        rows = [r for r in rows if r]
-        if not rows:
-            return ""
-        return f'<section><h2>{esc(title)}</h2><dl class="summary">{"".join(rows)}</dl></section>'
 
-    cards = card("Input", inp) + card("Fingerprints", fp) + card("Hash frequencies", hf) + card("Pairs and clusters", pr)
-    stages = (
-        '<details class="stages"><summary>Every stage\'s statistics</summary><table class="stages">'
-        '<thead><tr><th>stage</th><th>statistic</th><th>value</th></tr></thead>'
-        f'<tbody>{"".join(stage_rows)}</tbody></table></details>'
-        if stage_rows else ""
-    )
-    return f'<div class="cards">{cards}</div>' + card("More", other) + stages
+def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares: Mapping[str, Any] | None,
+                 derived: Mapping[str, Any]) -> str:
+    """The run summary: known keys in cards, each stage's statistics, whatever else is in ``stats``.
+
+    ``stats`` is what the report stage computed (t, the densities and the counts are taken as
+    they are, never re-derived); ``derived`` holds what the writer counted from the rank–frequency
+    curve (distinct and boilerplate hashes), used when ``stats`` lacks them. Missing keys are left out.
+    """
+    r = _Rows(stats)
+    cards = (_card("Input", _input_rows(r)) + _card("Fingerprints", _fingerprint_rows(r))
+             + _card("Hash frequencies", _hash_rows(r, fit, shares, derived)) + _card("Pairs and clusters", _pair_rows(r)))
+    stages = _stage_table(r.get("stages"))
+    r.used.update({"tag", "title", "fit", "shares"})
+    return f'<div class="cards">{cards}</div>' + _card("More", _other_rows(r)) + stages
 
 
 # ---------------------------------------------------------------------------- pairs
@@ -592,7 +596,7 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
         + f"</dd><dt>passages</dt><dd>{len(p.passages):,}</dd></dl>"
     )
     capped = (
-        '<p class="note">This pair hit the passage search\'s cap (pairs.max_spans or pairs.max_chars): '
+        '<p class="note">This pair hit the passage search\'s cap (passages.max_spans or passages.max_compared): '
         "more copied passages may exist than are listed here.</p>"
         if p.capped
         else ""

@@ -125,7 +125,7 @@ def clusters_page(title: str, run: RunPages) -> str:
         else f"{run.total_clusters:,}"
     body = (f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· clusters</span></h1>"
             f'<p class="muted">Near-duplicate clusters ({shown}): pages linked by pairs at least '
-            "cluster_resemblance alike, and pages with identical normalized text. "
+            "clusters.resemblance alike, and pages with identical normalized text. "
             "“identical”: the most pages of the cluster sharing one exact text.</p>" + listing)
     return page(f"{title} · clusters", body)
 

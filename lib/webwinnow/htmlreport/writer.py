@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import powerlaw
-from ..outputs.tables import replace_dir
+from ..outputs.tables import TABLE_META, replace_dir
 from . import pages, runpages
 from .model import FigureEntry, HashView, PairView, RunPages
 from .plot import write_rank_frequency_png
 
 # What a report folder may hold (_webwinnow.json: the stage's record, see outputs.tables.stamp_table).
 _REPORT_NAMES = {"index.html", "boilerplate.html", "figures.html", "figures", "stats.json", "rank_frequency.png",
-                 "pair", "cross-host.html", "clusters.html", "failures.html", "dedup.html", "contamination.html", "_webwinnow.json"}
+                 "pair", "cross-host.html", "clusters.html", "failures.html", "dedup.html", "contamination.html", TABLE_META}
 _PAGE_NAME = re.compile(r"pairs-\d{3,}\.html")
 
 
@@ -153,13 +153,24 @@ def write_report(
     record["shares"] = shares
     _write(staging / "stats.json", json.dumps(_jsonable(record), sort_keys=True, indent=2, allow_nan=False) + "\n")
 
-    # index.html and pairs-NNN.html
+    summary = pages.summary_html(stats, fit, shares, derived)
+    _write_pair_pages(staging, title, summary, pairs, cross, page_size, detail_pages, total_pairs, total_cross_host)
+    _write_run_pages(staging, title, run)
+    _write_boilerplate_page(staging, title, hashes, runs, fit, shares, max_df)
+    _write_figures_page(staging, title, figures)
+    replace_dir(staging, final)
+    return final / "index.html"
+
+
+def _write_pair_pages(staging: Path, title: str, summary: str, pairs: list[PairView], cross: list[PairView],
+                      page_size: int, detail_pages: int, total_pairs: int | None, total_cross_host: int | None) -> None:
+    """index.html and pairs-NNN.html (the listing, the summary on the first page), cross-host.html,
+    and pair/<doc_a>-<doc_b>.html for the first detail_pages of each listing."""
     listed = len(pairs)
     n_pages = max(1, math.ceil(listed / page_size))
     detailed = pairs[:detail_pages]
     cross_detailed = [p for p in cross[:detail_pages] if p.key not in {q.key for q in detailed}]
     keys = {p.key for p in detailed} | {p.key for p in cross_detailed}
-    summary = pages.summary_html(stats, fit, shares, derived)
     for page_no in range(1, n_pages + 1):
         chunk = pairs[(page_no - 1) * page_size : page_no * page_size]
         section = pages.pairs_section(chunk, page_no, n_pages, page_size, listed, keys, total_pairs,
@@ -170,8 +181,6 @@ def write_report(
                                   heading="Pairs of pages on different hosts",
                                   with_pages=sum(p.key in keys for p in cross))
     _write(staging / "cross-host.html", pages.pairs_page(title, 1, section, what="cross-host pairs"))
-
-    # pair/<doc_a>-<doc_b>.html
     for i, p in enumerate(detailed):
         prev_key = detailed[i - 1].key if i > 0 else None
         next_key = detailed[i + 1].key if i + 1 < len(detailed) else None
@@ -183,34 +192,32 @@ def write_report(
                                     what="Cross-host pair")
         _write(staging / pages.pair_file(p), html_text)
 
-    # clusters.html, failures.html, dedup.html
+
+def _write_run_pages(staging: Path, title: str, run: RunPages) -> None:
     _write(staging / "clusters.html", runpages.clusters_page(title, run))
     _write(staging / "failures.html", runpages.failures_page(title, run))
     _write(staging / "dedup.html", runpages.dedup_page(title, run))
     _write(staging / "contamination.html", runpages.contamination_page(title, run))
 
-    # rank_frequency.png and boilerplate.html
+
+def _write_boilerplate_page(staging: Path, title: str, hashes: list[HashView], runs: list, fit: dict | None,
+                            shares: Mapping[str, Any], max_df: Any) -> None:
+    """rank_frequency.png and boilerplate.html."""
     plot_ok, plot_note = True, ""
     try:
         write_rank_frequency_png(staging / "rank_frequency.png", runs, fit, max_df)
     except ImportError as exc:
         plot_ok, plot_note = False, f"matplotlib is not installed ({exc}); install the project's dependencies"
         warnings.warn(f"report: rank_frequency.png not drawn: {plot_note}", RuntimeWarning, stacklevel=2)
-    _write(
-        staging / "boilerplate.html",
-        runpages.boilerplate_page(
-            title, hashes, fit, shares, max_df, plot_ok, plot_note
-        ),
-    )
+    _write(staging / "boilerplate.html", runpages.boilerplate_page(title, hashes, fit, shares, max_df, plot_ok, plot_note))
 
-    # figures/*.png and figures.html
+
+def _write_figures_page(staging: Path, title: str, figures: Callable[[Path], Sequence[FigureEntry]] | None) -> None:
+    """figures/*.png (drawn by `figures`) and figures.html."""
     entries: list[FigureEntry] = []
-    note = "No figures were drawn for this report (report_figure_docs = 0)."
+    note = "No figures were drawn for this report (report.figure_docs = 0)."
     if figures is not None:
         (staging / "figures").mkdir()
         entries = list(figures(staging / "figures"))
         note = ""
     _write(staging / "figures.html", runpages.figures_page(title, entries, note))
-
-    replace_dir(staging, final)
-    return final / "index.html"

@@ -28,8 +28,7 @@ from .. import storage
 from ..errors import UserError
 from . import tables as _tables
 
-#: A table's metadata: its stage's resolved config, recipe, what it read and its statistics.
-TABLE_META = _tables.CONFIG_FILE
+TABLE_META = _tables.TABLE_META
 SUMMARY = "summary.json"
 
 

@@ -24,10 +24,10 @@ from typing import Any
 from .. import storage
 from ..errors import UserError
 from .swap import MARKER, marker_record
+from .tables import TABLE_META
 
 CURRENT = "_webwinnow_current.json"
 RUNS = "runs"
-CONFIG_FILE = "_webwinnow.json"  # a table's metadata (tables.CONFIG_FILE)
 #: What webwinnow writes at the top of an output on a store.
 _OWN = {MARKER, CURRENT, RUNS}
 
@@ -81,7 +81,7 @@ def current_tables(out: str) -> dict[str, str]:
 
 def current_metas(out: str, tables: tuple[str, ...]) -> dict[str, dict | None]:
     located = current_tables(out)
-    return {t: _json(storage.child(located[t], CONFIG_FILE)) if t in located else None for t in tables}
+    return {t: _json(storage.child(located[t], TABLE_META)) if t in located else None for t in tables}
 
 
 def check_out(out: str, *, fresh: bool, force: bool) -> None:
@@ -141,8 +141,8 @@ def inherit(gen: str, out: str, tables: tuple[str, ...]) -> list[str]:
     located = current_tables(out)
     for t in tables:
         if t in located:
-            meta = _json(storage.child(located[t], CONFIG_FILE)) or {"table": t}
-            _put(storage.child(gen, t, CONFIG_FILE), {**meta, "data": located[t]})
+            meta = _json(storage.child(located[t], TABLE_META)) or {"table": t}
+            _put(storage.child(gen, t, TABLE_META), {**meta, "data": located[t]})
     return sorted(t for t in tables if t in located)
 
 
@@ -158,7 +158,7 @@ def publish(out: str, gen: str, tables: tuple[str, ...]) -> dict[str, Any]:
                         f"its tables were not committed (they stay in {gen} until the next commit collects them)")
     located = {}
     for t in tables:
-        meta = _json(storage.child(gen, t, CONFIG_FILE))
+        meta = _json(storage.child(gen, t, TABLE_META))
         if meta is not None:
             located[t] = meta.get("data") or storage.child(gen, t)
     record = {"made_by": "webwinnow", "generation": storage.basename(gen),

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import UserError
+from .tables import TABLE_META
 
 MARKER = ".webwinnow-output"
 #: What webwinnow puts at the top of an output folder besides the tables.
@@ -64,7 +65,7 @@ def is_webwinnow_output(folder: Path) -> bool:
     if not (folder / "summary.json").is_file():
         return False
     tables = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "report"]
-    return bool(tables) and all((p / "_webwinnow.json").is_file() for p in tables)
+    return bool(tables) and all((p / TABLE_META).is_file() for p in tables)
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -20,7 +20,8 @@ from .. import __version__, storage
 from ..config import UNICODE_VERSION, RunConfig
 from ..errors import UserError
 
-CONFIG_FILE = "_webwinnow.json"
+#: Beside every table: its stage, resolved config, recipe, what it read and its statistics.
+TABLE_META = "_webwinnow.json"
 
 
 def table_path(out: str, table: str) -> str:
@@ -54,8 +55,8 @@ def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dic
         _finish_in_place(table_path(out, table), table, cfg, stage, extra)
         return table_path(out, table)
     final = Path(table_path(out, table))
-    if final.exists() and not (final / CONFIG_FILE).is_file():
-        raise UserError(f"{final} exists and is not a webwinnow table (no {CONFIG_FILE}): move it away and rerun")
+    if final.exists() and not (final / TABLE_META).is_file():
+        raise UserError(f"{final} exists and is not a webwinnow table (no {TABLE_META}): move it away and rerun")
     staging = final.parent / f".{table}.incomplete"
     shutil.rmtree(staging, ignore_errors=True)
     save(str(staging))
@@ -76,8 +77,8 @@ def write_arrow(table, out: str, name: str, cfg: RunConfig, stage: str, extra: d
         _finish_in_place(table_path(out, name), name, cfg, stage, extra)
         return table_path(out, name)
     final = Path(table_path(out, name))
-    if final.exists() and not (final / CONFIG_FILE).is_file():
-        raise UserError(f"{final} exists and is not a webwinnow table (no {CONFIG_FILE}): move it away and rerun")
+    if final.exists() and not (final / TABLE_META).is_file():
+        raise UserError(f"{final} exists and is not a webwinnow table (no {TABLE_META}): move it away and rerun")
     staging = final.parent / f".{name}.incomplete"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -116,13 +117,13 @@ def _record(table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None
 
 def _finish(staging: Path, final: Path, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None) -> None:
     record = _record(table, cfg, stage, extra)
-    (staging / CONFIG_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    (staging / TABLE_META).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     replace_dir(staging, final)
 
 
 def _finish_in_place(final: str, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None) -> None:
     record = _record(table, cfg, stage, extra)
-    storage.write_bytes(storage.child(final, CONFIG_FILE), (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+    storage.write_bytes(storage.child(final, TABLE_META), (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -162,7 +163,7 @@ def replace_dir(new: str | Path, final: str | Path) -> None:
 def table_meta(out: str | Path, table: str) -> dict[str, Any] | None:
     """The _webwinnow.json of a complete table, None when the table is missing or unreadable."""
     try:
-        data = storage.read_bytes(storage.child(str(out), table, CONFIG_FILE))
+        data = storage.read_bytes(storage.child(str(out), table, TABLE_META))
         record = json.loads(data) if data is not None else None
     except (OSError, ValueError):
         return None
@@ -184,7 +185,7 @@ def stamp_table(out: str | Path, table: str, fields: dict[str, Any]) -> None:
     """
     record = table_meta(out, table) or {"table": table}
     record.update(fields)
-    storage.write_bytes(storage.child(str(out), table, CONFIG_FILE),
+    storage.write_bytes(storage.child(str(out), table, TABLE_META),
                         (json.dumps(record, indent=2, sort_keys=True, default=str) + "\n").encode())
 
 

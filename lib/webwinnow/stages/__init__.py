@@ -48,8 +48,9 @@ def _noun(w: dict) -> str:
     return {"word": "words", "code": "code tokens"}.get(w.get("unit", "char"), "normalized characters")
 
 
-def _pairs_fields(*names: str) -> Callable[[RunConfig], dict[str, Any]]:
-    return lambda cfg: {name: getattr(cfg.pairs, name) for name in names}
+def _fields(section: str, *names: str) -> Callable[[RunConfig], dict[str, Any]]:
+    """A stage's settings that change its output: these of one config section."""
+    return lambda cfg: {name: getattr(getattr(cfg, section), name) for name in names}
 
 
 def _extract_lines(e: dict, w: dict) -> list[str]:
@@ -75,7 +76,7 @@ def _hash_freq_lines(h: dict, w: dict) -> list[str]:
     return [f"{h['hashes']:,} distinct hashes; rank–frequency slope {slope}; seen in 1/2/3 documents: {seen}"]
 
 
-def _pairs_lines(p: dict, w: dict) -> list[str]:
+def _candidates_lines(p: dict, w: dict) -> list[str]:
     return [f"{p['candidate_pairs']:,} candidate document pairs share fingerprints (max_df {p['max_df']}"
             f"{' auto' if p['max_df_auto'] else ''}; hashes in more documents are boilerplate)"]
 
@@ -164,6 +165,20 @@ class StageCheck:
     first: bool
     inputs: tuple[str, ...] = ()
     index: str = ""
+    exclude: tuple[str, ...] = ()
+
+
+def _file_digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _candidates_check(c: StageCheck) -> dict:
+    """--exclude's files are part of what the candidate pairs are made from: their content."""
+    return {"recipe_inputs": [(p, _file_digest(p)) for p in c.exclude]} if c.exclude else {}
 
 
 def _winnow_of(metas: Mapping[str, dict | None], table: str) -> dict:
@@ -271,20 +286,20 @@ STAGES: tuple[Stage, ...] = (
           ("hash_freq", "rank_freq"), ("later",), summary=_hash_freq_lines),
     Stage("lookup", "check: fingerprints + an index → indexed_documents ...", ("fingerprints", "documents"),
           INDEXED, ("check", "cap", "later"),
-          lambda cfg: {**_pairs_fields("max_df", "pair_budget")(cfg), "self_pairs": cfg.check.self_pairs}, _lookup_lines,
+          lambda cfg: {**_fields("pairing", "max_df", "pair_budget")(cfg), "self_pairs": cfg.check.self_pairs}, _lookup_lines,
           check=_lookup_check),
-    Stage("pairs", "fingerprints → candidate_pairs, pair_seeds", ("fingerprints", "documents"),
+    Stage("candidates", "fingerprints → candidate_pairs, pair_seeds", ("fingerprints", "documents"),
           ("candidate_pairs", "pair_seeds"),
-          ("pairing", "later"), _pairs_fields("max_df", "min_shared", "pair_budget", "max_repeats"), _pairs_lines,
-          uses=("hash_freq",),
+          ("pairing", "later"), _fields("pairing", "max_df", "min_shared", "pair_budget", "max_repeats"), _candidates_lines,
+          uses=("hash_freq",), check=_candidates_check,
           follows=("indexed_documents", "indexed_fingerprints", "index_boilerplate")),
     Stage("passages", "pair_seeds → passages, pairs, template_pairs",
           ("pair_seeds", "candidate_pairs", "documents", "doc_stats"), ("pairs", "template_pairs", "passages"),
-          ("later",), _pairs_fields("max_spans", "max_chars", "min_content"), _passages_lines, uses=("hash_freq",),
+          ("later",), _fields("passages", "max_spans", "max_compared", "min_content"), _passages_lines, uses=("hash_freq",),
           follows=("indexed_documents", "indexed_doc_stats", "index_boilerplate")),
     Stage("clusters", "pairs + documents → clusters", ("pairs", "documents"),
           ("clusters",), ("clustering", "later"),
-          _pairs_fields("cluster_resemblance"), _clusters_lines, follows=("indexed_documents",)),
+          _fields("clusters", "resemblance"), _clusters_lines, follows=("indexed_documents",)),
     Stage("contamination", "check: pairs + passages → contamination",
           ("passages", "pairs", "documents", "doc_stats", "indexed_documents"), ("contamination",), ("later",),
           summary=_contamination_lines),
@@ -294,12 +309,12 @@ STAGES: tuple[Stage, ...] = (
     Stage("report", "all tables → report/index.html",
           ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "candidate_pairs", "pairs", "template_pairs",
            "passages", "clusters"),
-          ("report",), (), _pairs_fields("report_pairs", "report_details", "report_hashes", "report_figure_docs"), _report_lines,
+          ("report",), (), _fields("report", "pairs", "details", "hashes", "figure_docs"), _report_lines,
           uses=("deduped", "contamination"), follows=("indexed_documents",), entry=_report_entry),
 )
 #: What `run` runs by default (dedup with --dedup), and what `check` runs.
-RUN_STAGES = ("extract", "fingerprint", "hash_freq", "pairs", "passages", "clusters", "dedup", "report")
-CHECK_STAGES = ("extract", "fingerprint", "hash_freq", "lookup", "pairs", "passages", "clusters", "contamination",
+RUN_STAGES = ("extract", "fingerprint", "hash_freq", "candidates", "passages", "clusters", "dedup", "report")
+CHECK_STAGES = ("extract", "fingerprint", "hash_freq", "lookup", "candidates", "passages", "clusters", "contamination",
                 "report")
 
 BY_NAME = {s.name: s for s in STAGES}

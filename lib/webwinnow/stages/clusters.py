@@ -50,9 +50,9 @@ def identical_groups(spark: SparkSession, out: str) -> pa.Table:
 
 def document_times(spark: SparkSession, out: str, doc: np.ndarray) -> list[np.ndarray]:
     """Per document of doc (in its order), its times in microseconds since 1970, one array per
-    basis of the pairs stage's SOURCE_BASES (Last-Modified, WARC-Date, Date); int64 max where a
+    basis of the candidates stage's SOURCE_BASES (Last-Modified, WARC-Date, Date); int64 max where a
     document has none (or an unreadable one)."""
-    from .pairs import SOURCE_BASES
+    from .candidates import SOURCE_BASES
 
     if not len(doc):
         return [np.zeros(0, np.int64) for _ in SOURCE_BASES]
@@ -80,7 +80,7 @@ def earliest_members(doc: np.ndarray, cluster: np.ndarray, times: list[np.ndarra
 
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
-    threshold = float(cfg.pairs.cluster_resemblance)
+    threshold = float(cfg.clusters.resemblance)
     edges = (
         read_table(spark, out, "pairs")
         .filter(F.col("resemblance") >= threshold)

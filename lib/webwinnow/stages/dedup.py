@@ -6,7 +6,7 @@ What is removed, per ok document:
 - **Near-duplicates** (dedup.drop_near_duplicates): a cluster keeps its `source_doc` (its
   earliest member; the passages it copied from other kept pages are cut like any page's) and
   drops every other member (`dropped_reason = near_duplicate`,
-  `duplicate_of`). The threshold is the clusters' (pairs.cluster_resemblance); identical texts
+  `duplicate_of`). The threshold is the clusters' (clusters.resemblance); identical texts
   are one cluster whatever max_df said.
 - **Copied passages**: every passage of a content pair at least dedup.min_passage normalized
   characters long (default t, the guarantee's length) that is content on the copying side (at
@@ -44,7 +44,7 @@ from ..core.winnowing import fingerprint, units
 from ..outputs.tables import read_table_config, write_table
 from . import StageContext
 from ._frames import read_table, spark_schema, url_host
-from .pairs import SOURCE_BASES, boilerplate_hashes
+from .candidates import SOURCE_BASES, boilerplate_hashes
 
 #: What a dedup task gets per document.
 _IN = ("doc_id", "url", "warc_file", "warc_offset", "record_id", "fetch_time", "text", "cluster_id", "cluster_size",

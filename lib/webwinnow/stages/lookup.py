@@ -16,7 +16,7 @@ index's size:
 3. the frequency of those documents' other hashes (hash_df), so that their template text is
    marked as `run` would mark it.
 
-The pairs stage then pairs every new document with the indexed ones (never two indexed ones),
+The candidates stage then pairs every new document with the indexed ones (never two indexed ones),
 and the later stages read the indexed documents beside the new ones.
 """
 
@@ -31,16 +31,16 @@ from ..analysis.boilerplate import auto_max_df
 from ..outputs.tables import write_table
 from . import StageContext, _indexing
 from ._frames import read_table, spark_schema
+from .candidates import ok_documents
 from .fingerprint import fingerprint_arrow
-from .pairs import ok_documents
 
 
 def run(ctx: StageContext) -> dict:
     spark, cfg, out, idx, manifest = ctx.spark, ctx.cfg, ctx.out, ctx.index, ctx.manifest
     s = manifest.settings
     query_docs = ok_documents(spark, out)
-    max_df = cfg.pairs.max_df or auto_max_df(manifest.documents + query_docs, list(manifest.df_histogram),
-                                             cfg.pairs.pair_budget)
+    max_df = cfg.pairing.max_df or auto_max_df(manifest.documents + query_docs, list(manifest.df_histogram),
+                                             cfg.pairing.pair_budget)
     new = read_table(spark, out, "fingerprints")
     held = []
     reads: dict = {}  # what each lookup read of the index
@@ -60,7 +60,7 @@ def run(ctx: StageContext) -> dict:
         found = (_indexing.lookup_keys(spark, idx, manifest, "documents", matched, reads=reads)
                  .persist(StorageLevel.MEMORY_AND_DISK))  # two tables from one read of the texts
         held.append(found)
-        meta = {"index": idx, "max_df": max_df, "max_df_auto": not cfg.pairs.max_df,
+        meta = {"index": idx, "max_df": max_df, "max_df_auto": not cfg.pairing.max_df,
                 "self_pairs": cfg.check.self_pairs, **manifest.identity()}
         write_table(found.select(*schemas.DOCUMENTS.names), out, "indexed_documents", cfg, "lookup", meta)
         write_table(found.select(*schemas.DOC_STATS.names), out, "indexed_doc_stats", cfg, "lookup", meta)

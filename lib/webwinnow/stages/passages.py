@@ -2,7 +2,7 @@
 
 Each candidate pair's seeds (positions of its shared fingerprints, boilerplate excluded) are
 grown into maximal matching spans of the two normalized texts (see webwinnow.analysis.spans).
-The work per pair is bounded by pairs.max_spans and pairs.max_chars; a pair that hit a bound has
+The work per pair is bounded by passages.max_spans and passages.max_compared; a pair that hit a bound has
 capped = true. Each span also gets its content characters on each side (those outside the
 side's template text: webwinnow.analysis.template) and the share of its fingerprints that are
 boilerplate hashes.
@@ -45,8 +45,8 @@ from ..outputs.tables import read_table_config, row_count, write_table
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, sorted_chunks, spark_schema
+from .candidates import boilerplate_hashes
 from .hash_freq import BROADCAST_ROWS
-from .pairs import boilerplate_hashes
 
 #: One row per (pair, side): the window of that side's text, and for side a its fingerprints.
 WINDOWS = pa.schema([
@@ -249,8 +249,8 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         flat.field("pos_b").to_numpy(zero_copy_only=False),
         _offsets(fp), fp.flatten().to_numpy(zero_copy_only=False),
         table.column("fp_boilerplate").chunk(0).take(ra).flatten().to_numpy(zero_copy_only=False),
-        cfg.winnow.k, template_a=template(ra), template_b=template(rb), max_spans=cfg.pairs.max_spans,
-        max_chars=cfg.pairs.max_chars, unit=cfg.winnow.unit, lexer=cfg.winnow.lexer,
+        cfg.winnow.k, template_a=template(ra), template_b=template(rb), max_spans=cfg.passages.max_spans,
+        max_chars=cfg.passages.max_compared, unit=cfg.winnow.unit, lexer=cfg.winnow.lexer,
         **({"tokens_a": tokens(ra), "tokens_b": tokens(rb)} if cfg.winnow.unit == "code" else {}))
     pairs_a, pairs_b = doc_a[r], doc_b[r]
     redo = np.flatnonzero(found.truncated)
@@ -371,7 +371,7 @@ def run(ctx: StageContext) -> dict:
 
 def min_content(cfg: RunConfig) -> int:
     """Content characters (on both sides) one passage must hold for its pair to share content."""
-    return cfg.pairs.min_content or cfg.winnow.k
+    return cfg.passages.min_content or cfg.winnow.k
 
 
 def judge_pairs(spark: SparkSession, out: str, found):

@@ -1,10 +1,10 @@
 """Stage: every table → `report/` (index.html, pair pages, cross-host pairs, clusters, failed files,
 dedup, boilerplate page, plot, figures, stats.json).
 
-Only what a person can read is collected to the driver: the top pairs (report_pairs), the texts
-and passages of the first report_details of them, the most frequent hashes, and the
+Only what a person can read is collected to the driver: the top pairs (report.pairs), the texts
+and passages of the first report.details of them, the most frequent hashes, and the
 run-length-encoded rank–frequency curve. The figures page (webwinnow.explore.figures) is drawn
-on the driver from the tables with pyarrow, its per-document parts on report_figure_docs
+on the driver from the tables with pyarrow, its per-document parts on report.figure_docs
 documents.
 """
 
@@ -22,7 +22,7 @@ from ..outputs.tables import read_arrow, table_meta, table_stats, write_folder
 from . import StageContext, table_is_current
 from ._frames import read_documents, read_table, url_host
 
-STAGE_TABLES = {"hash_freq": "rank_freq", "pairs": "candidate_pairs", "passages": "passages", "clusters": "clusters"}
+STAGE_TABLES = {"hash_freq": "rank_freq", "candidates": "candidate_pairs", "passages": "passages", "clusters": "clusters"}
 
 
 def _stage_stats(out: str, table: str) -> dict:
@@ -42,9 +42,9 @@ def _stats(cfg: RunConfig, out: str) -> dict:
                    "expected_density": w.expected_density, "stages": stages}
     e, f = _stage_stats(out, "ledger"), _stage_stats(out, "doc_stats")
     stats.update({"inputs": e["files"], "failed_files": e["failed_files"],
-                  **{key: e[key] for key in ("records", "parsed", "skipped", "failed", "flagged")}})
+                  "records_seen": e["records"], **{key: e[key] for key in ("parsed", "skipped", "failed", "flagged")}})
     stats.update({key: f[key] for key in ("documents", "fingerprints", "kgrams", "norm_chars", "density")})
-    for stage, keys in (("pairs", ("max_df", "candidate_pairs", "boilerplate_hashes")),
+    for stage, keys in (("candidates", ("max_df", "candidate_pairs", "boilerplate_hashes")),
                         ("passages", ("passages", "pairs", "template_pairs", "content_chars")),
                         ("clusters", ("clusters", "clustered_documents", "cluster_resemblance")),
                         ("hash_freq", ("hashes",))):
@@ -134,12 +134,12 @@ def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool, 
 
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
-    pcfg = cfg.pairs
+    rcfg = cfg.report
     stats = _stats(cfg, out)
-    top, total = _top_pairs(spark, out, pcfg.report_pairs)
-    cross, total_cross = _top_pairs(spark, out, pcfg.report_pairs, cross_host=True)
+    top, total = _top_pairs(spark, out, rcfg.pairs)
+    cross, total_cross = _top_pairs(spark, out, rcfg.pairs, cross_host=True)
     stats["cross_host_pairs"] = total_cross
-    detail = top[: pcfg.report_details] + cross[: pcfg.report_details]
+    detail = top[: rcfg.details] + cross[: rcfg.details]
     texts: dict[int, str | None] = {}
     spans: dict[tuple[int, int], list] = defaultdict(list)
     capped: set[tuple[int, int]] = set()
@@ -157,7 +157,7 @@ def run(ctx: StageContext) -> dict:
         out_rows = []
         for i, r in enumerate(rows):
             key = (r["doc_a"], r["doc_b"])
-            loaded = i < pcfg.report_details
+            loaded = i < rcfg.details
             out_rows.append(_view(r, texts.get(r["doc_a"]) if loaded else None, texts.get(r["doc_b"]) if loaded else None,
                                   spans.get(key, []), key in capped, cfg.winnow.unit))
         return out_rows
@@ -167,7 +167,7 @@ def run(ctx: StageContext) -> dict:
     hashes = [
         HashView(hash=h["hash"], docs=h["docs"], occurrences=h["occurrences"], hosts=h["hosts"], snippet=h["snippet"])
         for h in read_table(spark, out, "hash_freq")
-        .orderBy(F.desc("docs"), F.desc("occurrences"), "hash").limit(pcfg.report_hashes).collect()
+        .orderBy(F.desc("docs"), F.desc("occurrences"), "hash").limit(rcfg.hashes).collect()
     ]
     curve = read_arrow(out, "rank_freq").sort_by("rank")  # a few hundred rows: no Spark job
     runs = list(zip(*(curve.column(name).to_pylist() for name in ("rank", "rank_last", "docs", "hashes")), strict=True))
@@ -176,11 +176,11 @@ def run(ctx: StageContext) -> dict:
         from ..explore.figures import write_figures
         from ..explore.run import RunOutput
 
-        return write_figures(RunOutput(out, tables_in=out), folder, max_docs=pcfg.report_figure_docs)
+        return write_figures(RunOutput(out, tables_in=out), folder, max_docs=rcfg.figure_docs)
 
     def write(folder: str):
         return write_report(folder, stats=stats, pairs=pairs, boilerplate=hashes, rank_freq=runs, fit=fit,
-                            detail_pages=pcfg.report_details, figures=draw if pcfg.report_figure_docs else None,
+                            detail_pages=rcfg.details, figures=draw if rcfg.figure_docs else None,
                             total_pairs=total, cross_host=cross_views, total_cross_host=total_cross, run=run_pages)
 
     write_folder(out, "report", write)

@@ -155,7 +155,7 @@ def seed_bounds(spark: SparkSession, out: str, fp: DataFrame, excluded, max_repe
             .agg(F.sum(pairs.cast("long")).alias("seeds")).collect()}
 
 
-def doc_freq_counts(spark: SparkSession, out: str, fp: DataFrame, excluded) -> list[tuple[int, int]]:
+def df_counts(spark: SparkSession, out: str, fp: DataFrame, excluded) -> list[tuple[int, int]]:
     """(document frequency, hashes) over the fingerprints less the excluded hashes: from hash_freq's
     rank–frequency table when it is current (no pass over the fingerprints), else counted."""
     if table_is_current(out, "hash_freq") and table_is_current(out, "rank_freq"):
@@ -183,7 +183,7 @@ def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     excluded = (exclusion_hashes(list(ctx.exclude), cfg.winnow.k, cfg.extract, cfg.winnow.unit, cfg.winnow.lexer)
                 if ctx.exclude else None)
-    pcfg = cfg.pairs
+    pcfg = cfg.pairing
     fp = fingerprints_without(spark, out, excluded)
     documents = ok_documents(spark, out)
     counts = None
@@ -209,7 +209,7 @@ def run(ctx: StageContext) -> dict:
         if pcfg.max_df:
             max_df = pcfg.max_df
         else:
-            counts = doc_freq_counts(spark, out, fp, excluded)
+            counts = df_counts(spark, out, fp, excluded)
             max_df = auto_max_df(documents, counts, pcfg.pair_budget, seed_bounds(spark, out, fp, excluded, pcfg.max_repeats))
         order = ("hash", "doc_id", "pos")
 
@@ -255,8 +255,8 @@ def run(ctx: StageContext) -> dict:
             meta = {"max_df": max_df, "max_df_auto": not pcfg.max_df,
                     "excluded_hashes": int(len(excluded) if excluded is not None else 0),
                     **({"check": True, "self_pairs": with_self} if check else {})}
-            write_table(pairs, out, "candidate_pairs", cfg, "pairs", meta)
-            write_table(grouped.select("doc_a", "doc_b", "seeds"), out, "pair_seeds", cfg, "pairs", meta)
+            write_table(pairs, out, "candidate_pairs", cfg, "candidates", meta)
+            write_table(grouped.select("doc_a", "doc_b", "seeds"), out, "pair_seeds", cfg, "candidates", meta)
         finally:
             grouped.unpersist()
             emitted.unpersist()

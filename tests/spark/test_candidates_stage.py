@@ -1,4 +1,4 @@
-"""The pairs stage on synthetic fingerprint tables: the boilerplate cap bounds the output, and
+"""The candidates stage on synthetic fingerprint tables: the boilerplate cap bounds the output, and
 every pair below the cap is emitted with the right counts."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def test_ten_thousand_documents_sharing_one_hash_stay_bounded(tmp_path):
         fp_doc.append(d), fp_hash.append(h), fp_pos.append(20)
     _documents(tmp_path, ids)
     _write(tmp_path, "fingerprints", {"doc_id": fp_doc, "hash": fp_hash, "pos": fp_pos}, schemas.FINGERPRINTS)
-    assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "100"]) == 0
+    assert main(["candidates", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "100"]) == 0
     pairs = pq.read_table(tmp_path / "candidate_pairs").to_pylist()
     got = {(p["doc_a"], p["doc_b"]): p for p in pairs}
     want = set(itertools.combinations(range(1, 61), 2)) | {(9000, 9001), (9001, 9002), (9000, 9002)}
@@ -65,7 +65,7 @@ def test_ten_thousand_documents_sharing_one_hash_stay_bounded(tmp_path):
     assert sorted((s["pos_a"], s["pos_b"]) for s in seeds[(9000, 9001)]) == [(20, 20), (20, 20)]
 
     # --min-shared filters
-    assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "100", "--min-shared", "2"]) == 0
+    assert main(["candidates", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "100", "--min-shared", "2"]) == 0
     assert {(p["doc_a"], p["doc_b"]) for p in pq.read_table(tmp_path / "candidate_pairs").to_pylist()} == {(9000, 9001)}
 
 
@@ -94,9 +94,9 @@ def test_excluded_template_text_is_never_paired(tmp_path):
     h = int(template_hashes[7])
     _write(tmp_path, "fingerprints",
            {"doc_id": [1, 2, 3, 4, 1], "hash": [h, h, 99, 99, 98], "pos": [0, 0, 5, 6, 9]}, schemas.FINGERPRINTS)
-    assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10"]) == 0
+    assert main(["candidates", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10"]) == 0
     assert {(p["doc_a"], p["doc_b"]) for p in pq.read_table(tmp_path / "candidate_pairs").to_pylist()} == {(1, 2), (3, 4)}
-    assert main(["pairs", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10",
+    assert main(["candidates", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10",
                  "--exclude", str(tmp_path / "licence.txt")]) == 0
     pairs = pq.read_table(tmp_path / "candidate_pairs").to_pylist()
     assert {(p["doc_a"], p["doc_b"]) for p in pairs} == {(3, 4)}
