@@ -23,7 +23,8 @@ from ._frames import read_table, spark_schema
 #: The documents as the index keeps them: every DOCUMENTS column of an ok document, with its stats.
 INDEX_DOCUMENTS = pa.schema([*(f for f in schemas.DOCUMENTS), *(f for f in schemas.DOC_STATS if f.name != "doc_id")])
 HASH_DF = pa.schema([("hash", pa.int64()), ("docs", pa.int64())])
-TABLE_SCHEMAS = {"fingerprints": schemas.FINGERPRINTS, "hash_df": HASH_DF, "documents": INDEX_DOCUMENTS}
+#: The index's tables (index.layout.KEYS), not a run's (schemas.TABLE_SCHEMAS).
+INDEX_SCHEMAS = {"fingerprints": schemas.FINGERPRINTS, "hash_df": HASH_DF, "documents": INDEX_DOCUMENTS}
 #: Keys a lookup takes to the driver and broadcasts (8 bytes each); more are joined instead.
 BROADCAST_KEYS = 20_000_000
 
@@ -35,10 +36,10 @@ def _bucket_column(key: str, bits: int):
 
 
 def write_bucketed(spark: SparkSession, frame: DataFrame, idx: str, table: str, bits: int, segment: str) -> pa.Table:
-    """frame (TABLE_SCHEMAS[table] columns) written as this segment's bucket files; returns their
+    """frame (INDEX_SCHEMAS[table] columns) written as this segment's bucket files; returns their
     directory rows."""
     key = layout.KEYS[table]
-    schema = TABLE_SCHEMAS[table]
+    schema = INDEX_SCHEMAS[table]
     sort = [key, *(["doc_id", "pos"] if table == "fingerprints" else [])]
     parts = max(1, min(1 << bits, 4 * spark.sparkContext.defaultParallelism))
     text = "text" if table == "documents" else None
@@ -127,7 +128,7 @@ def segment_files(idx: str, manifest: Manifest, table: str) -> list[str]:
 def index_frame(spark: SparkSession, idx: str, manifest: Manifest, table: str) -> DataFrame:
     """A whole table of the index as a DataFrame (for the jobs that read most of it anyway)."""
     files = segment_files(idx, manifest, table)
-    schema = spark_schema(TABLE_SCHEMAS[table])
+    schema = spark_schema(INDEX_SCHEMAS[table])
     if not files:
         return spark.createDataFrame([], schema)
     return spark.read.schema(schema).parquet(*files)
@@ -141,7 +142,7 @@ def lookup(spark: SparkSession, idx: str, manifest: Manifest, table: str, keys: 
     from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
 
     key = layout.KEYS[table]
-    schema = TABLE_SCHEMAS[table]
+    schema = INDEX_SCHEMAS[table]
     columns = columns or schema.names
     out_schema = pa.schema([schema.field(c) for c in columns])
     directory = read_directory([layout.directory_file(idx, s) for s in manifest.segment_ids])
@@ -207,16 +208,16 @@ def compact(spark: SparkSession, idx: str, manifest: Manifest, segment: str) -> 
                 parts = []
                 for name in files[(table, bucket)]:
                     fs, path = storage.locate(storage.child(idx, name))
-                    parts.append(pq.read_table(path, filesystem=fs, schema=TABLE_SCHEMAS[table]))
+                    parts.append(pq.read_table(path, filesystem=fs, schema=INDEX_SCHEMAS[table]))
                 rows = pa.concat_tables(parts)
                 if table == "hash_df":
                     rows = rows.group_by("hash").aggregate([("docs", "sum")]).rename_columns(["hash", "docs"])
                 sort = [layout.KEYS[table], *(["doc_id", "pos"] if table == "fingerprints" else [])]
-                rows = rows.sort_by([(c, "ascending") for c in sort]).select(TABLE_SCHEMAS[table].names)
-                writer = BucketWriter(table, TABLE_SCHEMAS[table], layout.KEYS[table], idx,
+                rows = rows.sort_by([(c, "ascending") for c in sort]).select(INDEX_SCHEMAS[table].names)
+                writer = BucketWriter(table, INDEX_SCHEMAS[table], layout.KEYS[table], idx,
                                       lambda b, t=table: layout.bucket_file(t, b, segment),
                                       text_column="text" if table == "documents" else None)
-                writer.write(rows.cast(TABLE_SCHEMAS[table]), np.full(rows.num_rows, bucket, np.int32))
+                writer.write(rows.cast(INDEX_SCHEMAS[table]), np.full(rows.num_rows, bucket, np.int32))
                 yield from writer.finish().to_batches()
 
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
