@@ -20,8 +20,14 @@ def _write(tmp_path, hashes: np.ndarray, bits: int, group_rows: int):
     order = np.lexsort((hashes, bucket_of(hashes, bits)))
     hashes = hashes[order]
     rows = pa.table({"hash": hashes, "doc_id": np.arange(len(hashes), dtype=np.int64)}, schema=SCHEMA)
-    writer = BucketWriter("fingerprints", SCHEMA, "hash", str(tmp_path), lambda b: layout.bucket_file("fingerprints", b, "seg"),
-                          group_rows=group_rows)
+    writer = BucketWriter(
+        "fingerprints",
+        SCHEMA,
+        "hash",
+        str(tmp_path),
+        lambda b: layout.bucket_file("fingerprints", b, "seg"),
+        group_rows=group_rows,
+    )
     writer.write(rows, bucket_of(hashes, bits))
     return rows, writer.finish()
 
@@ -41,10 +47,14 @@ def test_reading_by_keys_reads_only_row_groups_that_can_hold_them_and_finds_ever
     hashes[:50] = hashes[50:100]  # repeated keys: all their rows come back
     rows, directory = _write(tmp_path, hashes, bits, group_rows=64)
     assert directory.num_rows == sum(-(-n // 64) for n in np.bincount(bucket_of(hashes, bits)) if n)
-    for lo, hi, bucket in zip(directory.column("lo").to_pylist(), directory.column("hi").to_pylist(),
-                              directory.column("bucket").to_pylist(), strict=True):
+    for lo, hi, bucket in zip(
+        directory.column("lo").to_pylist(),
+        directory.column("hi").to_pylist(),
+        directory.column("bucket").to_pylist(),
+        strict=True,
+    ):
         assert lo <= hi and set(bucket_of(np.array([lo, hi]), bits).tolist()) == {bucket}
-    keys = np.unique(np.concatenate([rng.choice(hashes, 10), rng.integers(-2**62, 2**62, 10)]))
+    keys = np.unique(np.concatenate([rng.choice(hashes, 10), rng.integers(-(2**62), 2**62, 10)]))
     plan = plan_reads(directory, keys)
     # 20 keys, 79+ groups: a key is in one group's range (two when its rows straddle a cut)
     assert sum(len(g) for _, g in plan) <= len(keys) + 2 < directory.num_rows / 3
@@ -66,8 +76,9 @@ def test_rows_must_come_sorted_by_bucket(tmp_path):
 def test_text_row_groups_are_cut_by_bytes(tmp_path):
     schema = pa.schema([("doc_id", pa.int64()), ("text", pa.string())])
     rows = pa.table({"doc_id": np.arange(40, dtype=np.int64), "text": ["x" * 1000] * 40}, schema=schema)
-    writer = BucketWriter("documents", schema, "doc_id", str(tmp_path), lambda b: "d.parquet", text_column="text",
-                          group_bytes=4000)
+    writer = BucketWriter(
+        "documents", schema, "doc_id", str(tmp_path), lambda b: "d.parquet", text_column="text", group_bytes=4000
+    )
     for start in range(0, 40, 7):  # in batches of any size: groups of the size asked for
         writer.write(rows.slice(start, 7), np.zeros(min(7, 40 - start), np.int32))
     assert writer.finish().column("rows").to_pylist() == [4] * 10
@@ -79,7 +90,7 @@ def test_groups_are_whole_whatever_the_batches(tmp_path):
     writer = BucketWriter("fingerprints", SCHEMA, "hash", str(tmp_path), lambda b: f"f/{b}.parquet", group_rows=64)
     buckets = (hashes >= 600).astype(np.int32)
     for start in range(0, 1000, 37):
-        writer.write(rows.slice(start, 37), buckets[start:start + 37])
+        writer.write(rows.slice(start, 37), buckets[start : start + 37])
     directory = writer.finish()
     assert directory.column("rows").to_pylist() == [64] * 9 + [24] + [64] * 6 + [16]
     assert pq.read_table(tmp_path / "f/0.parquet").column("hash").to_pylist() == list(range(600))
@@ -122,8 +133,8 @@ def test_a_code_index_records_its_tokenizer_and_refuses_another():
 
     code = layout.Settings.of(load_config([], {"winnow": {"unit": "code"}}).winnow)
     assert (code.unit, code.lexer, code.tokens) == ("code", "c", tokenizer())
-    assert tokenizer().startswith("webwinnow-code-2 pygments-")
-    for older in ("", "webwinnow-code-1 pygments-2.17.2"):
+    assert tokenizer().startswith("webwinnow-code-3 pygments-")
+    for older in ("", "webwinnow-code-2 pygments-2.17.2"):
         assert f"tokens {tokenizer()!r} (the index has {older!r})" in replace(code, tokens=older).mismatch(code)
     char = layout.Settings.of(load_config([]).winnow)
     assert char.tokens == "" and char.lexer == ""
@@ -136,9 +147,12 @@ def test_a_code_index_records_its_tokenizer_and_refuses_another():
 
 
 def test_the_manifest_round_trips_and_refuses_what_is_not_an_index(tmp_path):
-    m = layout.Manifest(settings=_settings(), bits={"fingerprints": 2, "hash_df": 2, "documents": 0},
-                        segments=(layout.new_segment("20261202T000000-0123abcd", 3, 40, 30, "x"),),
-                        df_histogram=((1, 25), (2, 5)))
+    m = layout.Manifest(
+        settings=_settings(),
+        bits={"fingerprints": 2, "hash_df": 2, "documents": 0},
+        segments=(layout.new_segment("20261202T000000-0123abcd", 3, 40, 30, "x"),),
+        df_histogram=((1, 25), (2, 5)),
+    )
     layout.write_manifest(str(tmp_path), m)
     back = layout.read_manifest(str(tmp_path))
     assert back.settings == m.settings and back.segments == m.segments and back.df_histogram == m.df_histogram
@@ -155,9 +169,14 @@ def test_the_manifest_round_trips_and_refuses_what_is_not_an_index(tmp_path):
 
 def test_owned_files_lists_only_segment_files_of_other_segments(tmp_path):
     keep, other = "20261202T000000-0123abcd", "20261202T000001-89abcdef"
-    for name in (f"fingerprints/b=0000/{keep}.parquet", f"fingerprints/b=0000/{other}.parquet",
-                 f"directory/{other}.parquet", f"segments/{other}.json", "fingerprints/b=0000/notes.parquet",
-                 "fingerprints/user-file.txt"):
+    for name in (
+        f"fingerprints/b=0000/{keep}.parquet",
+        f"fingerprints/b=0000/{other}.parquet",
+        f"directory/{other}.parquet",
+        f"segments/{other}.json",
+        "fingerprints/b=0000/notes.parquet",
+        "fingerprints/user-file.txt",
+    ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x")
     found = sorted(p.removeprefix(str(tmp_path) + "/") for p in layout.owned_files(str(tmp_path), [keep]))

@@ -37,9 +37,10 @@ import numpy as np
 
 DEFAULT_LEXER = "c"
 #: The normalization's version: raised whenever the same text would give other tokens (2: a run
-#: of one token is one token). With the Pygments release it names what an index's code
+#: of one token is one token; 3: a literal's part that is only whitespace, an unterminated
+#: string's tail, is no token). With the Pygments release it names what an index's code
 #: fingerprints and a run's code tables were made with (tokenizer()).
-NORMALIZATION = 2
+NORMALIZATION = 3
 
 
 def tokenizer() -> str:
@@ -60,8 +61,10 @@ def lexer(name: str):
     try:
         return get_lexer_by_name(name, stripnl=False, stripall=False, ensurenl=False, tabsize=0)
     except ClassNotFound:
-        raise ValueError(f"no Pygments lexer is called {name!r}: name one 'pygmentize -L lexers' lists "
-                         "(python, c, java, javascript, bash, ...)") from None
+        raise ValueError(
+            f"no Pygments lexer is called {name!r}: name one 'pygmentize -L lexers' lists "
+            "(python, c, java, javascript, bash, ...)"
+        ) from None
 
 
 def check_lexer(name: str) -> str:
@@ -72,8 +75,7 @@ def check_lexer(name: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _code(kind: str, text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(f"{kind}\0{text}".encode("utf-8", "surrogatepass"),
-                                          digest_size=8).digest(), "big") >> 1
+    return int.from_bytes(hashlib.blake2b(f"{kind}\0{text}".encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big") >> 1
 
 
 def _kind(tokentype) -> str | None:
@@ -125,6 +127,7 @@ def _block_tokens(lex, text: str, at: int, codes: list[int], starts: list[int], 
             codes.append(code)
             starts.append(start)
             ends.append(end)
+
     # a line comment at the very end needs its newline (the C lexer's rule ends with one)
     for start, tokentype, value in lex.get_tokens_unprocessed(text + "\n"):
         if start >= len(text):
@@ -148,7 +151,7 @@ def _block_tokens(lex, text: str, at: int, codes: list[int], starts: list[int], 
         if kind == "STR" and literal:
             ends[-1] = start + len(value)
             continue
-        if kind == "" and not value.strip():
+        if not value.strip():  # whitespace is no token, whatever the lexer calls it
             literal = False
             continue
         if kind == "":
