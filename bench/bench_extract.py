@@ -55,8 +55,10 @@ def main() -> int:
         path = next((SHARED / "badwarc" / "files").glob(f"{fault}_*"))
         done = subprocess.run([sys.executable, "-c", PEAK, str(path)], capture_output=True, text=True, check=True)
         flagged, grown = map(int, done.stdout.split())
-        print(f"extract  {path.name:40s} flagged {flagged}  peak RSS growth {grown} MiB "
-              f"(bound: 2 x max_body_bytes + max_decoded_bytes = {(2 * cfg.max_body_bytes + cfg.max_decoded_bytes) >> 20} MiB)")
+        print(
+            f"extract  {path.name:40s} flagged {flagged}  peak RSS growth {grown} MiB "
+            f"(bound: 2 x max_body_bytes + max_decoded_bytes = {(2 * cfg.max_body_bytes + cfg.max_decoded_bytes) >> 20} MiB)"
+        )
     return 0
 
 

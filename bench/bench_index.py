@@ -56,14 +56,19 @@ def split(source: Path, which: str) -> Path:
         return out
     shutil.rmtree(out, ignore_errors=True)
     files = sorted(source.glob("*.warc.gz"))
-    urls = [r.rec_headers.get_header("WARC-Target-URI") for f in files for r in ArchiveIterator(open(f, "rb"))
-            if r.rec_type == "response"]
+    urls = [
+        r.rec_headers.get_header("WARC-Target-URI")
+        for f in files
+        for r in ArchiveIterator(open(f, "rb"))
+        if r.rec_type == "response"
+    ]
     share = min(1.0, 1.3 * HELD_OUT / len(urls))
     chosen = [u for u in urls if held_out(u, share)][:HELD_OUT]
     ranks = {u: i for i, u in enumerate(chosen)}
-    for name, keep in [("index", lambda u, rec: u not in ranks or rec.rec_type != "response"),
-                       *((f"query-{n}", lambda u, rec, n=n: rec.rec_type == "response" and ranks.get(u, n) < n)
-                         for n in QUERIES)]:
+    for name, keep in [
+        ("index", lambda u, rec: u not in ranks or rec.rec_type != "response"),
+        *((f"query-{n}", lambda u, rec, n=n: rec.rec_type == "response" and ranks.get(u, n) < n) for n in QUERIES),
+    ]:
         (out / name).mkdir(parents=True)
         for f in files:
             with open(f, "rb") as fh, open(out / name / f.name, "wb") as dst:
@@ -88,8 +93,9 @@ def summary(folder: Path) -> dict:
 def html_bytes(folder: Path) -> int:
     import pyarrow.parquet as pq
 
-    return sum(pq.read_table(p, columns=["html_bytes"]).column(0).to_numpy().sum()
-               for p in (folder / "documents").rglob("*.parquet"))
+    return sum(
+        pq.read_table(p, columns=["html_bytes"]).column(0).to_numpy().sum() for p in (folder / "documents").rglob("*.parquet")
+    )
 
 
 def pairs(folder: Path) -> set:
@@ -105,8 +111,11 @@ def due(folder: Path, t: int) -> set:
 
     keys = ["doc_a", "doc_b", "start_a", "end_a", "start_b", "end_b"]
     rows = pq.read_table(folder / "passages").to_pylist()
-    return {tuple(r[k] for k in keys) for r in rows
-            if r["length"] >= t and r["content_chars_a"] == r["length"] == r["content_chars_b"]}
+    return {
+        tuple(r[k] for k in keys)
+        for r in rows
+        if r["length"] >= t and r["content_chars_a"] == r["length"] == r["content_chars_b"]
+    }
 
 
 def spans(folder: Path) -> set:
@@ -132,47 +141,70 @@ def main() -> None:
     html = html_bytes(idx)
     size = sum(p.stat().st_size for p in idx.rglob("*") if p.is_file())
     manifest = json.loads((idx / "_webwinnow_index.json").read_text())
-    print(f"index: {manifest['documents']:,} documents, {html / 1e6:,.1f} MB of HTML, {manifest['fingerprints']:,} "
-          f"fingerprints, {manifest['hashes']:,} hashes in {seconds:.1f} s ({html / 1e6 / seconds:.2f} MB/s); "
-          f"{size / 1e6:,.1f} MB on disk = {size / html * 1000:,.0f} MB per GB of HTML")
+    print(
+        f"index: {manifest['documents']:,} documents, {html / 1e6:,.1f} MB of HTML, {manifest['fingerprints']:,} "
+        f"fingerprints, {manifest['hashes']:,} hashes in {seconds:.1f} s ({html / 1e6 / seconds:.2f} MB/s); "
+        f"{size / 1e6:,.1f} MB on disk = {size / html * 1000:,.0f} MB per GB of HTML"
+    )
     base: dict = {}
     for n in QUERIES:
         out = work / f"check-{n}"
         took = webwinnow("check", str(parts / f"query-{n}"), "--index", str(idx), "--out", str(out), "--conf", QUICK)
         s = summary(out)
         reads = s["lookup"]["index_reads"]
-        read = "; ".join(f"{t} {r['row_groups']}/{r['row_groups_total']} groups {r['bytes'] / 1e6:.1f}/"
-                         f"{r['bytes_total'] / 1e6:.1f} MB" for t, r in reads.items())
+        read = "; ".join(
+            f"{t} {r['row_groups']}/{r['row_groups_total']} groups {r['bytes'] / 1e6:.1f}/{r['bytes_total'] / 1e6:.1f} MB"
+            for t, r in reads.items()
+        )
         stages = ", ".join(f"{k} {v}" for k, v in s["stage_seconds"].items())
-        print(f"check {n:>5} pages: {took:6.1f} s ({took / n:.3f} s/page); {s['lookup']['indexed_documents']:,} "
-              f"indexed documents compared, {s['passages']['pairs']:,} content pairs; read {read}")
+        print(
+            f"check {n:>5} pages: {took:6.1f} s ({took / n:.3f} s/page); {s['lookup']['indexed_documents']:,} "
+            f"indexed documents compared, {s['passages']['pairs']:,} content pairs; read {read}"
+        )
         print(f"      stages: {stages}")
         base[n] = out
     if not args.skip_run:
         scratch = work / "run-100"
-        took = webwinnow("run", str(parts / "index"), str(parts / "query-100"), "--out", str(scratch), "--conf", QUICK,
-                         "--unit", args.unit)
-        print(f"run from scratch over the index's crawl + the 100-page query: {took:.1f} s (check: "
-              f"{summary(base[100])['seconds']:.1f} s inside, plus the index built once)")
+        took = webwinnow(
+            "run", str(parts / "index"), str(parts / "query-100"), "--out", str(scratch), "--conf", QUICK, "--unit", args.unit
+        )
+        print(
+            f"run from scratch over the index's crawl + the 100-page query: {took:.1f} s (check: "
+            f"{summary(base[100])['seconds']:.1f} s inside, plus the index built once)"
+        )
     if args.unit != "char":
         return
     reference = pairs(base[QUERIES[-1]])
     ref_summary = summary(base[QUERIES[-1]])
     w, k = manifest["settings"]["w"], manifest["settings"]["k"]
-    print(f"query window (the {QUERIES[-1]}-page query; w = {w}: {ref_summary['seconds']:.1f} s, lookup "
-          f"{ref_summary['stage_seconds']['lookup']:.1f} s, {len(reference):,} content pairs):")
+    print(
+        f"query window (the {QUERIES[-1]}-page query; w = {w}: {ref_summary['seconds']:.1f} s, lookup "
+        f"{ref_summary['stage_seconds']['lookup']:.1f} s, {len(reference):,} content pairs):"
+    )
     for wq in (int(x) for x in args.query_w.split(",") if x):
         out = work / f"check-w{wq}"
-        webwinnow("check", str(parts / f"query-{QUERIES[-1]}"), "--index", str(idx), "--out", str(out), "--conf",
-                  QUICK, "--query-w", str(wq))
+        webwinnow(
+            "check",
+            str(parts / f"query-{QUERIES[-1]}"),
+            "--index",
+            str(idx),
+            "--out",
+            str(out),
+            "--conf",
+            QUICK,
+            "--query-w",
+            str(wq),
+        )
         got, s = pairs(out), summary(out)
         wanted = due(base[QUERIES[-1]], wq + k - 1)
         kept = len(wanted & spans(out)) / len(wanted) if wanted else 1.0
         ratio = s["fingerprint"]["fingerprints"] / ref_summary["fingerprint"]["fingerprints"]
-        print(f"  w_query {wq:>4}: {s['seconds']:.1f} s ({s['seconds'] / ref_summary['seconds']:.2f}x; lookup "
-              f"{s['stage_seconds']['lookup']:.1f} s), fingerprints {ratio:.2f}x; content pairs {len(got):,} = "
-              f"{len(got & reference) / len(reference):.1%} of w = {w}'s; wholly-content passages >= {wq + k - 1} "
-              f"(its guarantee) found with the same spans: {len(wanted & spans(out)):,} of {len(wanted):,} = {kept:.1%}")
+        print(
+            f"  w_query {wq:>4}: {s['seconds']:.1f} s ({s['seconds'] / ref_summary['seconds']:.2f}x; lookup "
+            f"{s['stage_seconds']['lookup']:.1f} s), fingerprints {ratio:.2f}x; content pairs {len(got):,} = "
+            f"{len(got & reference) / len(reference):.1%} of w = {w}'s; wholly-content passages >= {wq + k - 1} "
+            f"(its guarantee) found with the same spans: {len(wanted & spans(out)):,} of {len(wanted):,} = {kept:.1%}"
+        )
 
 
 def planted(query_ws: list[int]) -> None:
@@ -190,13 +222,26 @@ def planted(query_ws: list[int]) -> None:
     work.mkdir()
     idx = work / "idx"
     webwinnow("index", str(sample / "sample-00000.warc.gz"), str(sample / "sample-00001.warc.gz"), "--out", str(idx))
-    copies = [c for c in json.loads((sample / "planted.json").read_text())["copies"] if c["kind"] == "passage"
-              and c["src_file"] != "sample-00002.warc.gz" and c["dst_file"] == "sample-00002.warc.gz"]
+    copies = [
+        c
+        for c in json.loads((sample / "planted.json").read_text())["copies"]
+        if c["kind"] == "passage" and c["src_file"] != "sample-00002.warc.gz" and c["dst_file"] == "sample-00002.warc.gz"
+    ]
     print(f"planted copies (sample: {len(copies)} passages copied from an indexed page into a checked one):")
     for wq in [100, *query_ws]:
         out = work / f"check-w{wq}"
-        took = webwinnow("check", str(sample / "sample-00002.warc.gz"), "--index", str(idx), "--out", str(out),
-                         "--conf", QUICK, "--query-w", str(wq))
+        took = webwinnow(
+            "check",
+            str(sample / "sample-00002.warc.gz"),
+            "--index",
+            str(idx),
+            "--out",
+            str(out),
+            "--conf",
+            QUICK,
+            "--query-w",
+            str(wq),
+        )
         docs = {r["url"]: r for r in pq.read_table(out / "documents").to_pylist() if r["status"] == "ok"}
         docs.update({r["url"]: r for r in pq.read_table(out / "indexed_documents").to_pylist()})
         spans: dict = {}
@@ -206,8 +251,10 @@ def planted(query_ws: list[int]) -> None:
         for c in copies:
             src, dst = docs.get(c["src_url"]), docs[c["dst_url"]]  # an indexed page is here when it matched
             wanted = normalize(c["text"])[0]
-            hit = src is not None and any(wanted in normalize(src["text"][p["start_a"]:p["end_a"]])[0]
-                      for p in spans.get((src["doc_id"], dst["doc_id"]), []))
+            hit = src is not None and any(
+                wanted in normalize(src["text"][p["start_a"] : p["end_a"]])[0]
+                for p in spans.get((src["doc_id"], dst["doc_id"]), [])
+            )
             n = c["normalized_length"]
             band = "below t" if n < 149 else ("t to t_query" if n < wq + 49 else ">= t_query")
             found[band][0] += hit

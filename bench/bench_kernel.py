@@ -77,6 +77,7 @@ def circular_winnow(hashes, m, w, robust, selected):
             count += 1
     return count
 
+
 WORDS = """
 the of and to a in is it you that he was for on are with as his they be at one have this from
 or had by hot word but what some we can out other were all there when up use your how said an
@@ -184,9 +185,11 @@ def main() -> int:
         fp = ww.fingerprint_batch(arr, 5, 16, unit="word")
         seconds = best_of(lambda: ww.fingerprint_batch(arr, 5, 16, unit="word"))
         report("fingerprint_batch", name, "word k=5 w=16", nbytes, seconds)
-        print(f"kernel  {'density':<18} {name:<8} {'word k=5 w=16':<22} {fp.density:.5f} (2/(w+1) = {2 / 17:.5f}); "
-              f"{fp.norm_chars.sum() / MB:.2f} M words; {chars / seconds:.2f}x the speed of k=50 w=100 in characters",
-              flush=True)
+        print(
+            f"kernel  {'density':<18} {name:<8} {'word k=5 w=16':<22} {fp.density:.5f} (2/(w+1) = {2 / 17:.5f}); "
+            f"{fp.norm_chars.sum() / MB:.2f} M words; {chars / seconds:.2f}x the speed of k=50 w=100 in characters",
+            flush=True,
+        )
         fp = ww.fingerprint_batch(arr, 50, 100, mod_p=100)
         seconds = best_of(lambda: ww.fingerprint_batch(arr, 50, 100, mod_p=100))
         report("fingerprint_batch", name, "k=50 mod_p=100", nbytes, seconds)
@@ -219,8 +222,11 @@ def main() -> int:
             circular = best_of(lambda: circular_winnow(hashes, m, 100, robust, theirs))
             report("circular buffer", name, label, size, circular)
             same = np.array_equal(ours, theirs[: circular_winnow(hashes, m, 100, robust, theirs)])
-            print(f"kernel  {'winnow ratio':<18} {name:<8} {label:<22} {circular / seconds:8.2f}x the circular "
-                  f"buffer's speed (target >= 0.7); same selections: {same}", flush=True)
+            print(
+                f"kernel  {'winnow ratio':<18} {name:<8} {label:<22} {circular / seconds:8.2f}x the circular "
+                f"buffer's speed (target >= 0.7); same selections: {same}",
+                flush=True,
+            )
         print(f"#   normalized {n / MB:.2f} M chars, {m / MB:.2f} M k-grams", flush=True)
     code = code_corpus(1_000_000, 3)
     arr = pa.array(code, type=pa.large_string())
@@ -230,9 +236,12 @@ def main() -> int:
     fp = ww.fingerprint_batch(arr, 23, 17, unit="code")
     seconds = best_of(lambda: ww.fingerprint_batch(arr, 23, 17, unit="code"), runs=3)
     report("fingerprint_batch", "code", "code k=23 w=17 (c)", nbytes, seconds)
-    print(f"kernel  {'density':<18} {'code':<8} {'code k=23 w=17 (c)':<22} {fp.density:.5f} (2/(w+1) = {2 / 18:.5f}); "
-          f"{fp.norm_chars.sum() / MB:.2f} M tokens; {chars / seconds:.3f}x the speed of characters (Pygments lexes "
-          "in Python)", flush=True)
+    print(
+        f"kernel  {'density':<18} {'code':<8} {'code k=23 w=17 (c)':<22} {fp.density:.5f} (2/(w+1) = {2 / 18:.5f}); "
+        f"{fp.norm_chars.sum() / MB:.2f} M tokens; {chars / seconds:.3f}x the speed of characters (Pygments lexes "
+        "in Python)",
+        flush=True,
+    )
     print(f"# total {time.perf_counter() - t_start:.1f} s")
     return 0
 
@@ -246,10 +255,12 @@ def code_corpus(total: int, seed: int) -> list[str]:
         parts = []
         for _ in range(rng.randint(1, 6)):
             f, a, b, i = (rng.choice(names) for _ in range(4))
-            parts.append(f"static int {f}(const char *{a}, size_t {b}) {{\n    int {i}, n = {rng.randint(0, 999)};\n"
-                         f"    for ({i} = 0; {i} < (int){b}; {i}++) {{ /* scan */\n        if ({a}[{i}] == '\\n') n += "
-                         f"{rng.randint(1, 9)};\n        else n ^= 0x{rng.randint(0, 255):02x};\n    }}\n"
-                         f"    printf(\"%s: %d\\n\", \"{f}\", n);\n    return n;\n}}\n")
+            parts.append(
+                f"static int {f}(const char *{a}, size_t {b}) {{\n    int {i}, n = {rng.randint(0, 999)};\n"
+                f"    for ({i} = 0; {i} < (int){b}; {i}++) {{ /* scan */\n        if ({a}[{i}] == '\\n') n += "
+                f"{rng.randint(1, 9)};\n        else n ^= 0x{rng.randint(0, 255):02x};\n    }}\n"
+                f'    printf("%s: %d\\n", "{f}", n);\n    return n;\n}}\n'
+            )
         docs.append("\n".join(parts))
         size += len(docs[-1])
     return docs

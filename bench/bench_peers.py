@@ -51,8 +51,11 @@ def typed_copy(crawl: Path) -> Path:
         with open(path, "rb") as src, open(folder / path.name, "wb") as dst:
             writer = WARCWriter(dst, gzip=True)
             for rec in ArchiveIterator(src):
-                if rec.rec_type == "response" and rec.http_headers is not None and \
-                        "html" in (rec.http_headers.get_header("Content-Type") or "").lower():
+                if (
+                    rec.rec_type == "response"
+                    and rec.http_headers is not None
+                    and "html" in (rec.http_headers.get_header("Content-Type") or "").lower()
+                ):
                     rec.rec_headers.add_header("WARC-Identified-Payload-Type", "text/html")
                 writer.write_record(rec)
     (folder / "_done").write_text("")
@@ -104,20 +107,36 @@ def main() -> int:
     work = REPO / "data" / "bench" / f"peers-{args.set}"
     subprocess.run(["rm", "-rf", str(work)], check=True)
     typed = typed_copy(crawl)
-    dt, wall, rss = measured([str(python), str(REPO / "bench" / "peers" / "datatrove_minhash.py"), str(typed),
-                              str(work / "datatrove"), str(cores)])
-    print(f"peer  datatrove 0.10.1 minhash (trafilatura), {cores} workers  {wall:7.1f} s  {mb / wall / cores:6.2f} MB/s per core  "
-          f"{dt['documents'] / wall:7.1f} documents/s  peak RSS {rss} MiB  ({dt['documents']:,} documents, {dt['kept']:,} kept)",
-          flush=True)
+    dt, wall, rss = measured(
+        [str(python), str(REPO / "bench" / "peers" / "datatrove_minhash.py"), str(typed), str(work / "datatrove"), str(cores)]
+    )
+    print(
+        f"peer  datatrove 0.10.1 minhash (trafilatura), {cores} workers  {wall:7.1f} s  {mb / wall / cores:6.2f} MB/s per core  "
+        f"{dt['documents'] / wall:7.1f} documents/s  peak RSS {rss} MiB  ({dt['documents']:,} documents, {dt['kept']:,} kept)",
+        flush=True,
+    )
     winnow = summary["config"]["winnow"]
-    cd, cd_wall, cd_rss = measured([str(python), str(REPO / "bench" / "peers" / "copydetect_winnow.py"), str(texts_jsonl(out)),
-                                    str(winnow["k"]), str(winnow["w"]), str(summary["candidates"]["max_df"])])
-    print(f"peer  copydetect 0.5.0 winnowing, one core  {cd_wall:7.1f} s  {cd['text_bytes'] / 1e6 / cd['seconds']:6.2f} MB/s of "
-          f"text  {cd['documents'] / cd_wall:7.1f} documents/s  peak RSS {cd_rss} MiB  ({cd['pairs']:,} pairs; "
-          "fingerprinting and pairing only)", flush=True)
+    cd, cd_wall, cd_rss = measured(
+        [
+            str(python),
+            str(REPO / "bench" / "peers" / "copydetect_winnow.py"),
+            str(texts_jsonl(out)),
+            str(winnow["k"]),
+            str(winnow["w"]),
+            str(summary["candidates"]["max_df"]),
+        ]
+    )
+    print(
+        f"peer  copydetect 0.5.0 winnowing, one core  {cd_wall:7.1f} s  {cd['text_bytes'] / 1e6 / cd['seconds']:6.2f} MB/s of "
+        f"text  {cd['documents'] / cd_wall:7.1f} documents/s  peak RSS {cd_rss} MiB  ({cd['pairs']:,} pairs; "
+        "fingerprinting and pairing only)",
+        flush=True,
+    )
     ours = mb / summary["seconds"] / cores
-    print(f"peer  webwinnow (this bench's pipeline run)  {summary['seconds']:7.1f} s  {ours:6.2f} MB/s per core  "
-          f"= {ours / (mb / wall / cores):.2f}x datatrove per core (target >= 8x)")
+    print(
+        f"peer  webwinnow (this bench's pipeline run)  {summary['seconds']:7.1f} s  {ours:6.2f} MB/s per core  "
+        f"= {ours / (mb / wall / cores):.2f}x datatrove per core (target >= 8x)"
+    )
     return 0
 
 

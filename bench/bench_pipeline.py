@@ -56,24 +56,32 @@ def main() -> int:
 
     html = pc.sum(pq.read_table(out / "documents", columns=["html_bytes"])["html_bytes"]).as_py()
     mb = html / 1e6
-    print(f"# corpus docs-{args.set}: {summary['extract']['files']} files, {summary['fingerprint']['documents']:,} documents, "
-          f"{mb:.1f} MB of HTML; {cores} cores")
+    print(
+        f"# corpus docs-{args.set}: {summary['extract']['files']} files, {summary['fingerprint']['documents']:,} documents, "
+        f"{mb:.1f} MB of HTML; {cores} cores"
+    )
     order = ["spark_start", *(name for name in summary["ran"])]
     print("#         stage          seconds  MB/s/core   peak PSS MiB: driver    JVM  workers (largest one)")
     for stage in order:
         secs = summary["stage_seconds"].get(stage, 0.0)
         rate = f"{mb / secs / cores:9.2f}" if secs > 0 and stage != "spark_start" else " " * 9
         cell = peaks.peaks.get(stage, {})
-        print(f"pipeline  {stage:<12} {secs:7.1f} s  {rate}   {cell.get('driver', 0):19.0f} {cell.get('jvm', 0):6.0f} "
-              f"{cell.get('workers', 0):8.0f} ({cell.get('worker_max', 0):.0f})")
+        print(
+            f"pipeline  {stage:<12} {secs:7.1f} s  {rate}   {cell.get('driver', 0):19.0f} {cell.get('jvm', 0):6.0f} "
+            f"{cell.get('workers', 0):8.0f} ({cell.get('worker_max', 0):.0f})"
+        )
     per_core = mb / wall / cores
-    print(f"pipeline  end to end   {wall:7.1f} s  {mb / wall:6.2f} MB/s  {per_core:6.2f} MB/s per core  "
-          f"(candidate pairs {summary['candidates']['candidate_pairs']:,}, content pairs {summary['passages']['pairs']:,}, "
-          f"max_df {summary['candidates']['max_df']}; peak PSS driver "
-          f"{peaks.overall('driver'):.0f} MiB, JVM {peaks.overall('jvm'):.0f} MiB, workers {peaks.overall('workers'):.0f} MiB)")
-    print(f"reference one core     {ref['seconds']:7.1f} s  {ref['mb_per_s']:6.2f} MB/s  "
-          f"(extract {ref['extract_s']:.1f} s, fingerprint {ref['fingerprint_s']:.1f} s, pairs {ref['pairs_s']:.1f} s; "
-          f"pairs {ref['pairs']:,}, max_df {ref['max_df']})")
+    print(
+        f"pipeline  end to end   {wall:7.1f} s  {mb / wall:6.2f} MB/s  {per_core:6.2f} MB/s per core  "
+        f"(candidate pairs {summary['candidates']['candidate_pairs']:,}, content pairs {summary['passages']['pairs']:,}, "
+        f"max_df {summary['candidates']['max_df']}; peak PSS driver "
+        f"{peaks.overall('driver'):.0f} MiB, JVM {peaks.overall('jvm'):.0f} MiB, workers {peaks.overall('workers'):.0f} MiB)"
+    )
+    print(
+        f"reference one core     {ref['seconds']:7.1f} s  {ref['mb_per_s']:6.2f} MB/s  "
+        f"(extract {ref['extract_s']:.1f} s, fingerprint {ref['fingerprint_s']:.1f} s, pairs {ref['pairs_s']:.1f} s; "
+        f"pairs {ref['pairs']:,}, max_df {ref['max_df']})"
+    )
     print(f"ratio     pipeline per core / reference = {per_core / ref['mb_per_s']:.3f}  (target >= 0.5)")
     return 0
 

@@ -34,8 +34,11 @@ STAGES = ["extract", "fingerprint", "hash_freq", "pairs", "passages", "clusters"
 def shard(i: int) -> Path:
     folder = SHARDS / f"shard-{i:03d}"
     if not (folder / "planted.json").exists():
-        subprocess.run([str(REPO / ".venv" / "bin" / "webwinnow"), "sample", str(folder), "--seed", str(5000 + i),
-                        "--site-tag", f"s{i}"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(REPO / ".venv" / "bin" / "webwinnow"), "sample", str(folder), "--seed", str(5000 + i), "--site-tag", f"s{i}"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return folder
 
 
@@ -76,34 +79,49 @@ def main() -> int:
         wall, peaks, _ = run_monitored([str(REPO / ".venv" / "bin" / "webwinnow"), "run", *inputs, "--out", str(out), *cap])
         summary = json.loads((out / "summary.json").read_text())
         html = pc.sum(pq.read_table(out / "documents", columns=["html_bytes"])["html_bytes"]).as_py()
-        rows.append({
-            "factor": factor, "mb": html / 1e6, "wall": wall, "docs": summary["fingerprint"]["documents"],
-            "pairs": summary["candidates"]["candidate_pairs"], "max_df": summary["candidates"]["max_df"],
-            "copied": summary["passages"]["normalized_chars"], "stages": summary["stage_seconds"],
-            "workers_mib": peaks.overall("workers"), "jvm_mib": peaks.overall("jvm"), "peaks": peaks.peaks,
-        })
-        print(f"scaling {factor}x: {len(inputs)} shards, {rows[-1]['docs']:,} documents, {rows[-1]['mb']:.1f} MB of HTML, "
-              f"{rows[-1]['pairs']:,} pairs (max_df {rows[-1]['max_df']}), {rows[-1]['copied']:,} copied chars, "
-              f"{wall:.1f} s; peak PSS JVM {rows[-1]['jvm_mib']:.0f} MiB, workers {rows[-1]['workers_mib']:.0f} MiB",
-              flush=True)
+        rows.append(
+            {
+                "factor": factor,
+                "mb": html / 1e6,
+                "wall": wall,
+                "docs": summary["fingerprint"]["documents"],
+                "pairs": summary["candidates"]["candidate_pairs"],
+                "max_df": summary["candidates"]["max_df"],
+                "copied": summary["passages"]["normalized_chars"],
+                "stages": summary["stage_seconds"],
+                "workers_mib": peaks.overall("workers"),
+                "jvm_mib": peaks.overall("jvm"),
+                "peaks": peaks.peaks,
+            }
+        )
+        print(
+            f"scaling {factor}x: {len(inputs)} shards, {rows[-1]['docs']:,} documents, {rows[-1]['mb']:.1f} MB of HTML, "
+            f"{rows[-1]['pairs']:,} pairs (max_df {rows[-1]['max_df']}), {rows[-1]['copied']:,} copied chars, "
+            f"{wall:.1f} s; peak PSS JVM {rows[-1]['jvm_mib']:.0f} MiB, workers {rows[-1]['workers_mib']:.0f} MiB",
+            flush=True,
+        )
 
     mbs = [r["mb"] for r in rows]
     head = "".join(f"{str(r['factor']) + 'x':>8}" for r in rows)
-    print(f"# scaling   stage       {head}   s per MB   exponent   peak PSS MiB at {factors[-1]}x: JVM workers  "
-          "(1.0 = linear; seconds at each input)")
+    print(
+        f"# scaling   stage       {head}   s per MB   exponent   peak PSS MiB at {factors[-1]}x: JVM workers  "
+        "(1.0 = linear; seconds at each input)"
+    )
     for stage in [*STAGES, "end to end"]:
         ys = [r["wall"] if stage == "end to end" else r["stages"].get(stage, 0.0) for r in rows]
         _, slope = fit(mbs, ys)
         cells = "".join(f"{y:8.1f}" for y in ys)
         last = rows[-1]
-        jvm, workers = ((last["jvm_mib"], last["workers_mib"]) if stage == "end to end" else
-                        (last["peaks"].get(stage, {}).get("jvm", 0.0), last["peaks"].get(stage, {}).get("workers", 0.0)))
+        jvm, workers = (
+            (last["jvm_mib"], last["workers_mib"])
+            if stage == "end to end"
+            else (last["peaks"].get(stage, {}).get("jvm", 0.0), last["peaks"].get(stage, {}).get("workers", 0.0))
+        )
         print(f"scaling   {stage:<11} {cells}   {slope:8.3f}   {exponent(mbs, ys):8.2f}   {jvm:27.0f} {workers:7.0f}")
     for stage, key, unit in (("pairs", "pairs", "pair"), ("passages", "copied", "copied char")):
         ys = [r["stages"].get(stage, 0.0) for r in rows]
         xs = [float(r[key]) for r in rows]
-        print(f"scaling   {stage} against {unit}s: exponent {exponent(xs, ys):.2f} "
-              f"({xs[0]:,.0f} -> {xs[-1]:,.0f} {unit}s)")
+        print(f"scaling   {stage} against {unit}s: exponent {exponent(xs, ys):.2f} ({xs[0]:,.0f} -> {xs[-1]:,.0f} {unit}s)")
     return 0
 
 

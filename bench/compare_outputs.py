@@ -15,14 +15,25 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-TABLES = ("documents", "ledger", "fingerprints", "doc_stats", "hash_freq", "rank_freq",
-          "candidate_pairs", "pair_seeds", "pairs", "template_pairs", "passages", "clusters")
+TABLES = (
+    "documents",
+    "ledger",
+    "fingerprints",
+    "doc_stats",
+    "hash_freq",
+    "rank_freq",
+    "candidate_pairs",
+    "pair_seeds",
+    "pairs",
+    "template_pairs",
+    "passages",
+    "clusters",
+)
 
 
 def sorted_table(folder: Path) -> pa.Table:
     table = pq.read_table(folder)
-    keys = [(name, "ascending") for name in table.column_names
-            if not pa.types.is_nested(table.schema.field(name).type)]
+    keys = [(name, "ascending") for name in table.column_names if not pa.types.is_nested(table.schema.field(name).type)]
     return table.sort_by(keys)
 
 

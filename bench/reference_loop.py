@@ -108,10 +108,18 @@ def run(crawl: Path, out: Path | None = None, k: int = 50, w: int = 100) -> dict
         pq.write_table(table, out)
     done = time.perf_counter()
     seconds = done - started
-    return {"documents": len(docs), "html_bytes": html_bytes, "fingerprints": int(len(fp.hashes)),
-            "pairs": int(len(pair_ids)), "max_df": max_df, "seconds": seconds,
-            "extract_s": extracted - started, "fingerprint_s": fingerprinted - extracted,
-            "pairs_s": done - fingerprinted, "mb_per_s": html_bytes / 1e6 / seconds}
+    return {
+        "documents": len(docs),
+        "html_bytes": html_bytes,
+        "fingerprints": int(len(fp.hashes)),
+        "pairs": int(len(pair_ids)),
+        "max_df": max_df,
+        "seconds": seconds,
+        "extract_s": extracted - started,
+        "fingerprint_s": fingerprinted - extracted,
+        "pairs_s": done - fingerprinted,
+        "mb_per_s": html_bytes / 1e6 / seconds,
+    }
 
 
 def main() -> int:

@@ -65,8 +65,9 @@ def kgram_hashes(text: str, k: int) -> tuple[list[int], list[int]]:
 def _alone(ch: str) -> bool:
     """Kana and Han ideographs: each a word of its own."""
     cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF),
-                                             (0x20000, 0x3FFFF)))
+    return any(
+        lo <= cp <= hi for lo, hi in ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3FFFF))
+    )
 
 
 def words(text: str) -> list[tuple[str, int, int]]:
@@ -106,7 +107,7 @@ def word_fingerprint(text: str, k: int, w: int, robust: bool = True) -> tuple[li
     """Fingerprints of the word unit: k-grams of word codes, positions at their first word."""
     found = words(text)
     codes = [word_code(word) for word, _, _ in found]
-    hashes = [codes_hash(codes[i:i + k]) for i in range(len(codes) - k + 1)]
+    hashes = [codes_hash(codes[i : i + k]) for i in range(len(codes) - k + 1)]
     chosen = winnow(hashes, w, robust)
     return [hashes[i] for i in chosen], [found[i][1] for i in chosen]
 
@@ -124,7 +125,7 @@ def copied_word_spans(text_a: str, text_b: str, k: int, w: int) -> set[tuple[int
     for x, p in zip(ha, pa):
         for y, q in zip(hb, pb):
             i, j = starts_a.index(p), starts_b.index(q)
-            if x != y or xa[i:i + k] != xb[j:j + k]:
+            if x != y or xa[i : i + k] != xb[j : j + k]:
                 continue
             s, t, e, f = _maximal(xa, xb, i, j, k)
             spans.add((wa[s][1], wa[e - 1][2], wb[t][1], wb[f - 1][2], e - s))
@@ -211,7 +212,7 @@ def copied_spans(text_a: str, text_b: str, k: int, w: int) -> set[tuple[int, int
                 continue
             i = offs_a.index(p)
             j = offs_b.index(q)
-            if na[i:i + k] != nb[j:j + k]:
+            if na[i : i + k] != nb[j : j + k]:
                 continue
             s, t, e, f = _maximal(na, nb, i, j, k)
             spans.add((offs_a[s], offs_a[e - 1] + 1, offs_b[t], offs_b[f - 1] + 1, e - s))

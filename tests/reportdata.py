@@ -115,7 +115,7 @@ STATS = {
     "passages": 2,
 }
 
-HOSTILE_TEXT = '<script>alert(1)</script> "><img src=x onerror=alert(2)> \'><svg onload=alert(3)> &amp; </div></mark>'
+HOSTILE_TEXT = "<script>alert(1)</script> \"><img src=x onerror=alert(2)> '><svg onload=alert(3)> &amp; </div></mark>"
 HOSTILE_URLS = [
     "javascript:alert(1)",
     "JavaScript:alert(1)",
@@ -141,8 +141,10 @@ def written(tmp_path: Path, **kw) -> Path:
 
 
 # Relative links the report makes: page files, pair pages, in-page anchors, stats.json, the plot.
-RELATIVE = re.compile(r"(\.\./)?(index\.html|boilerplate\.html|figures\.html|cross-host\.html|clusters\.html|failures\.html|dedup\.html|contamination\.html|stats\.json|pairs-\d{3,}\.html|pair/-?\d+--?\d+\.html|"
-                      r"-?\d+--?\d+\.html)|#[ab]\d+|figures/[a-z_]+\.png|#[a-z_]+\.png")
+RELATIVE = re.compile(
+    r"(\.\./)?(index\.html|boilerplate\.html|figures\.html|cross-host\.html|clusters\.html|failures\.html|dedup\.html|contamination\.html|stats\.json|pairs-\d{3,}\.html|pair/-?\d+--?\d+\.html|"
+    r"-?\d+--?\d+\.html)|#[ab]\d+|figures/[a-z_]+\.png|#[a-z_]+\.png"
+)
 
 
 def check_safe_markup(path: Path) -> None:
@@ -153,9 +155,40 @@ def check_safe_markup(path: Path) -> None:
         assert needle not in low, (path, needle)  # shown escaped (&lt;script), never as markup
     dom = Dom(source)
     tags = {t for t, _ in dom.tags}
-    assert tags <= {"html", "head", "meta", "title", "style", "body", "main", "nav", "h1", "h2", "h3", "p", "b", "br",
-                    "span", "a", "div", "dl", "dt", "dd", "section", "table", "thead", "tbody", "tr", "th", "td",
-                    "mark", "code", "img", "ul", "li"}, (path, tags)
+    assert tags <= {
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "main",
+        "nav",
+        "h1",
+        "h2",
+        "h3",
+        "p",
+        "b",
+        "br",
+        "span",
+        "a",
+        "div",
+        "dl",
+        "dt",
+        "dd",
+        "section",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "mark",
+        "code",
+        "img",
+        "ul",
+        "li",
+    }, (path, tags)
     for tag, attrs in dom.tags:
         for name, value in attrs.items():
             assert not name.startswith("on"), (path, tag, name)

@@ -28,10 +28,19 @@ def main() -> int:
     pairs = set()
     for docs in docs_of.values():
         if 2 <= len(docs) <= max_df:
-            pairs.update((a, b) for i, a in enumerate(docs) for b in docs[i + 1:])
+            pairs.update((a, b) for i, a in enumerate(docs) for b in docs[i + 1 :])
     seconds = time.perf_counter() - started
-    print(json.dumps({"seconds": seconds, "documents": len(texts), "text_bytes": sum(len(t.encode()) for t in texts),
-                      "fingerprints": fingerprints, "pairs": len(pairs)}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "documents": len(texts),
+                "text_bytes": sum(len(t.encode()) for t in texts),
+                "fingerprints": fingerprints,
+                "pairs": len(pairs),
+            }
+        )
+    )
     return 0
 
 

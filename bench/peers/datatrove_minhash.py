@@ -29,18 +29,38 @@ def main() -> int:
     tasks = len(list(Path(src).glob("*.warc.gz")))
     cfg = MinhashConfig()
     started = time.perf_counter()
-    LocalPipelineExecutor(pipeline=[WarcReader(src, glob_pattern="*.warc.gz"), Trafilatura(), JsonlWriter(str(work / "docs")),
-                                    MinhashDedupSignature(output_folder=str(work / "signatures"), config=cfg)],
-                          tasks=tasks, workers=workers, logging_dir=str(work / "logs" / "1")).run()
-    LocalPipelineExecutor(pipeline=[MinhashDedupBuckets(input_folder=str(work / "signatures"),
-                                                        output_folder=str(work / "buckets"), config=cfg)],
-                          tasks=cfg.num_buckets, workers=workers, logging_dir=str(work / "logs" / "2")).run()
-    LocalPipelineExecutor(pipeline=[MinhashDedupCluster(input_folder=str(work / "buckets"),
-                                                        output_folder=str(work / "remove_ids"), config=cfg)],
-                          tasks=1, logging_dir=str(work / "logs" / "3")).run()
-    LocalPipelineExecutor(pipeline=[JsonlReader(str(work / "docs")), MinhashDedupFilter(input_folder=str(work / "remove_ids")),
-                                    JsonlWriter(str(work / "deduped"))],
-                          tasks=tasks, workers=workers, logging_dir=str(work / "logs" / "4")).run()
+    LocalPipelineExecutor(
+        pipeline=[
+            WarcReader(src, glob_pattern="*.warc.gz"),
+            Trafilatura(),
+            JsonlWriter(str(work / "docs")),
+            MinhashDedupSignature(output_folder=str(work / "signatures"), config=cfg),
+        ],
+        tasks=tasks,
+        workers=workers,
+        logging_dir=str(work / "logs" / "1"),
+    ).run()
+    LocalPipelineExecutor(
+        pipeline=[MinhashDedupBuckets(input_folder=str(work / "signatures"), output_folder=str(work / "buckets"), config=cfg)],
+        tasks=cfg.num_buckets,
+        workers=workers,
+        logging_dir=str(work / "logs" / "2"),
+    ).run()
+    LocalPipelineExecutor(
+        pipeline=[MinhashDedupCluster(input_folder=str(work / "buckets"), output_folder=str(work / "remove_ids"), config=cfg)],
+        tasks=1,
+        logging_dir=str(work / "logs" / "3"),
+    ).run()
+    LocalPipelineExecutor(
+        pipeline=[
+            JsonlReader(str(work / "docs")),
+            MinhashDedupFilter(input_folder=str(work / "remove_ids")),
+            JsonlWriter(str(work / "deduped")),
+        ],
+        tasks=tasks,
+        workers=workers,
+        logging_dir=str(work / "logs" / "4"),
+    ).run()
     seconds = time.perf_counter() - started
     print(json.dumps({"seconds": seconds, "documents": count(work / "docs"), "kept": count(work / "deduped")}))
     return 0

@@ -31,8 +31,7 @@ def resolve_window(k: int, w: int | None = None, t: int | None = None) -> int:
             raise ValueError("give either w (the window) or t (the guarantee threshold), not both")
         if not isinstance(t, numbers.Integral) or isinstance(t, bool) or t < k:
             raise ValueError(
-                f"t (the guarantee threshold) must be an integer >= k = {k}, got {t!r}: "
-                "no match shorter than k is ever found"
+                f"t (the guarantee threshold) must be an integer >= k = {k}, got {t!r}: no match shorter than k is ever found"
             )
         if t > MAX_WINDOW:
             raise ValueError(f"t (the guarantee threshold) must be <= {MAX_WINDOW}, got {t!r}")

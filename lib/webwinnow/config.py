@@ -149,8 +149,11 @@ class ClustersConfig:
     resemblance: float = 0.5  # pairs at least this resemblant link documents into clusters
 
     def __post_init__(self) -> None:
-        if isinstance(self.resemblance, bool) or not isinstance(self.resemblance, (int, float)) \
-                or not 0.0 <= float(self.resemblance) <= 1.0:
+        if (
+            isinstance(self.resemblance, bool)
+            or not isinstance(self.resemblance, (int, float))
+            or not 0.0 <= float(self.resemblance) <= 1.0
+        ):
             raise ValueError(f"clusters.resemblance must be within [0, 1], got {self.resemblance!r}")
 
 
@@ -231,15 +234,32 @@ class RunConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-_SECTIONS = {"winnow": WinnowConfig, "extract": ExtractConfig, "pairing": PairingConfig, "passages": PassagesConfig,
-             "clusters": ClustersConfig, "report": ReportConfig, "dedup": DedupConfig, "check": CheckConfig,
-             "spark": SparkConfig}
+_SECTIONS = {
+    "winnow": WinnowConfig,
+    "extract": ExtractConfig,
+    "pairing": PairingConfig,
+    "passages": PassagesConfig,
+    "clusters": ClustersConfig,
+    "report": ReportConfig,
+    "dedup": DedupConfig,
+    "check": CheckConfig,
+    "spark": SparkConfig,
+}
 #: 0.2.0's [pairs] section, split into the sections of the stages that use its keys: where each went.
-_MOVED = {"max_df": "pairing.max_df", "min_shared": "pairing.min_shared", "pair_budget": "pairing.pair_budget",
-          "max_repeats": "pairing.max_repeats", "max_spans": "passages.max_spans", "max_chars": "passages.max_compared",
-          "min_content": "passages.min_content", "cluster_resemblance": "clusters.resemblance",
-          "report_pairs": "report.pairs", "report_details": "report.details", "report_hashes": "report.hashes",
-          "report_figure_docs": "report.figure_docs"}
+_MOVED = {
+    "max_df": "pairing.max_df",
+    "min_shared": "pairing.min_shared",
+    "pair_budget": "pairing.pair_budget",
+    "max_repeats": "pairing.max_repeats",
+    "max_spans": "passages.max_spans",
+    "max_chars": "passages.max_compared",
+    "min_content": "passages.min_content",
+    "cluster_resemblance": "clusters.resemblance",
+    "report_pairs": "report.pairs",
+    "report_details": "report.details",
+    "report_hashes": "report.hashes",
+    "report_figure_docs": "report.figure_docs",
+}
 
 
 def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], source: str) -> None:
@@ -261,9 +281,7 @@ def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], source: st
         known = {f.name for f in fields(_SECTIONS[section])}
         for key, value in values.items():
             if key not in known:
-                raise ValueError(
-                    f"{source}: unknown key {section}.{key}; known: {', '.join(sorted(known))}"
-                )
+                raise ValueError(f"{source}: unknown key {section}.{key}; known: {', '.join(sorted(known))}")
             base.setdefault(section, {})[key] = value
 
 

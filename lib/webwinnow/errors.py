@@ -36,8 +36,11 @@ class EnvironmentFailure:
     exit_code: int = 4
 
 
-_CORRUPT = re.compile(r"is not a Parquet file|Could not read footer|CorruptedFile|ParquetDecodingException|"
-                      r"expected magic number|Can not read value at|FAILED_READ_FILE|Invalid Parquet", re.I)
+_CORRUPT = re.compile(
+    r"is not a Parquet file|Could not read footer|CorruptedFile|ParquetDecodingException|"
+    r"expected magic number|Can not read value at|FAILED_READ_FILE|Invalid Parquet",
+    re.I,
+)
 _PARQUET_PATH = re.compile(r"(?:file:)?/*(/[^\s'\"\]\[,/][^\s'\"\]\[,]*?\.parquet)")
 
 
@@ -65,15 +68,21 @@ def environment_failure(exc: BaseException, out: str) -> EnvironmentFailure | No
     text = ""
     for e in _chain(exc):
         if isinstance(e, OSError) and e.errno == errno.ENOSPC:
-            return EnvironmentFailure("disk_full", f"disk full (ENOSPC) writing {getattr(e, 'filename', None) or out}: "
-                                      "free some space or give an --out on another disk, then rerun")
+            return EnvironmentFailure(
+                "disk_full",
+                f"disk full (ENOSPC) writing {getattr(e, 'filename', None) or out}: "
+                "free some space or give an --out on another disk, then rerun",
+            )
         text += " " + str(e)
     if "No space left on device" in text:
-        return EnvironmentFailure("disk_full", f"disk full (ENOSPC) while writing {out}: free some space "
-                                  "or give an --out on another disk, then rerun")
+        return EnvironmentFailure(
+            "disk_full", f"disk full (ENOSPC) while writing {out}: free some space or give an --out on another disk, then rerun"
+        )
     if _CORRUPT.search(text):
         m = _PARQUET_PATH.search(text)
         where = m.group(1) if m else "a table file"
-        return EnvironmentFailure("corrupt_table", f"{where} is corrupt (not a readable Parquet file): rerun the "
-                                  "stage that writes its table, or the whole run")
+        return EnvironmentFailure(
+            "corrupt_table",
+            f"{where} is corrupt (not a readable Parquet file): rerun the stage that writes its table, or the whole run",
+        )
     return None

@@ -250,37 +250,84 @@ DEDUPED = pa.schema(
 
 #: A check's boilerplate: hashes of the new documents or of the indexed documents they are compared
 #: with that are in more than max_df documents of the index and the new input together.
-INDEX_BOILERPLATE = pa.schema([("hash", pa.int64()), ("docs", pa.int64()), ("index_docs", pa.int64()),
-                               ("query_docs", pa.int64())])
+INDEX_BOILERPLATE = pa.schema(
+    [("hash", pa.int64()), ("docs", pa.int64()), ("index_docs", pa.int64()), ("query_docs", pa.int64())]
+)
 
 #: A check, per new document (a benchmark item): which indexed documents hold which of its spans.
 #: covered_chars: its normalized characters inside a passage shared with an indexed document.
-CONTAMINATION = pa.schema([
-    ("doc_id", pa.int64()),
-    ("item_id", pa.string()),  # the item's id (record_id; a crawl page: its WARC-Record-ID)
-    ("url", pa.string()),
-    ("warc_file", pa.string()),  # the new input file, and the item's row in it (a page: its offset)
-    ("warc_offset", pa.int64()),
-    ("norm_chars", pa.int64()),
-    ("covered_chars", pa.int64()),
-    ("covered_share", pa.float64()),  # covered_chars / norm_chars (null: no normalized text)
-    ("longest", pa.int64()),  # the longest shared passage, normalized characters
-    ("indexed_documents", pa.int64()),  # indexed documents sharing a passage with it
-    ("matches", pa.list_(pa.field("element", pa.struct([
-        ("doc_id", pa.int64()), ("url", pa.string()), ("warc_file", pa.string()), ("warc_offset", pa.int64()),
-        ("passages", pa.int64()), ("chars", pa.int64())]), nullable=False))),
-    # the shared passages: [start, end) in this document's text, [start_indexed, end_indexed) in doc_id's
-    ("spans", pa.list_(pa.field("element", pa.struct([
-        ("start", pa.int64()), ("end", pa.int64()), ("doc_id", pa.int64()), ("start_indexed", pa.int64()),
-        ("end_indexed", pa.int64()), ("length", pa.int64())]), nullable=False))),
-])
+CONTAMINATION = pa.schema(
+    [
+        ("doc_id", pa.int64()),
+        ("item_id", pa.string()),  # the item's id (record_id; a crawl page: its WARC-Record-ID)
+        ("url", pa.string()),
+        ("warc_file", pa.string()),  # the new input file, and the item's row in it (a page: its offset)
+        ("warc_offset", pa.int64()),
+        ("norm_chars", pa.int64()),
+        ("covered_chars", pa.int64()),
+        ("covered_share", pa.float64()),  # covered_chars / norm_chars (null: no normalized text)
+        ("longest", pa.int64()),  # the longest shared passage, normalized characters
+        ("indexed_documents", pa.int64()),  # indexed documents sharing a passage with it
+        (
+            "matches",
+            pa.list_(
+                pa.field(
+                    "element",
+                    pa.struct(
+                        [
+                            ("doc_id", pa.int64()),
+                            ("url", pa.string()),
+                            ("warc_file", pa.string()),
+                            ("warc_offset", pa.int64()),
+                            ("passages", pa.int64()),
+                            ("chars", pa.int64()),
+                        ]
+                    ),
+                    nullable=False,
+                )
+            ),
+        ),
+        # the shared passages: [start, end) in this document's text, [start_indexed, end_indexed) in doc_id's
+        (
+            "spans",
+            pa.list_(
+                pa.field(
+                    "element",
+                    pa.struct(
+                        [
+                            ("start", pa.int64()),
+                            ("end", pa.int64()),
+                            ("doc_id", pa.int64()),
+                            ("start_indexed", pa.int64()),
+                            ("end_indexed", pa.int64()),
+                            ("length", pa.int64()),
+                        ]
+                    ),
+                    nullable=False,
+                )
+            ),
+        ),
+    ]
+)
 
 TABLE_SCHEMAS = {
-    "documents": DOCUMENTS, "ledger": LEDGER, "fingerprints": FINGERPRINTS, "doc_stats": DOC_STATS,
-    "hash_freq": HASH_FREQ, "rank_freq": RANK_FREQ, "candidate_pairs": CANDIDATE_PAIRS,
-    "pair_seeds": PAIR_SEEDS, "pairs": PAIRS, "template_pairs": TEMPLATE_PAIRS,
-    "passages": PASSAGES, "clusters": CLUSTERS, "deduped": DEDUPED,
+    "documents": DOCUMENTS,
+    "ledger": LEDGER,
+    "fingerprints": FINGERPRINTS,
+    "doc_stats": DOC_STATS,
+    "hash_freq": HASH_FREQ,
+    "rank_freq": RANK_FREQ,
+    "candidate_pairs": CANDIDATE_PAIRS,
+    "pair_seeds": PAIR_SEEDS,
+    "pairs": PAIRS,
+    "template_pairs": TEMPLATE_PAIRS,
+    "passages": PASSAGES,
+    "clusters": CLUSTERS,
+    "deduped": DEDUPED,
     # a check's folder (the lookup stage): the indexed documents the new ones share hashes with
-    "indexed_documents": DOCUMENTS, "indexed_doc_stats": DOC_STATS, "indexed_fingerprints": FINGERPRINTS,
-    "index_boilerplate": INDEX_BOILERPLATE, "contamination": CONTAMINATION,
+    "indexed_documents": DOCUMENTS,
+    "indexed_doc_stats": DOC_STATS,
+    "indexed_fingerprints": FINGERPRINTS,
+    "index_boilerplate": INDEX_BOILERPLATE,
+    "contamination": CONTAMINATION,
 }

@@ -96,9 +96,11 @@ def _root(scheme: str, authority: str) -> tuple[Any, str]:
             raise StorageError(f"{scheme}://{authority}/: {_first_line(exc)}{_ADVICE}") from None
         found = _fsspec(scheme, authority)
         if found is None:
-            raise StorageError(f"{scheme}://{authority}/: {scheme}:// is not a store webwinnow reads (it reads "
-                               "local paths, file://, s3:// or s3a://, gs://, hdfs://, http(s):// and what "
-                               "fsspec knows): download the files, or name them on one of those") from None
+            raise StorageError(
+                f"{scheme}://{authority}/: {scheme}:// is not a store webwinnow reads (it reads "
+                "local paths, file://, s3:// or s3a://, gs://, hdfs://, http(s):// and what "
+                "fsspec knows): download the files, or name them on one of those"
+            ) from None
         return found
     return fs, root.rstrip("/")
 
@@ -140,7 +142,7 @@ def _name_of(base: str, base_path: str, path: str) -> str:
     """The location of `path`, a path pyarrow listed under the location `base` (at `base_path`)."""
     if not is_uri(base):
         return path
-    return base.rstrip("/") + "/" + path[len(base_path.rstrip("/")):].lstrip("/")
+    return base.rstrip("/") + "/" + path[len(base_path.rstrip("/")) :].lstrip("/")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -159,8 +161,7 @@ def info(name: str) -> Entry | None:
         raise StorageError(f"{name}: {_first_line(exc)}{_ADVICE}") from None
     if fi.type == pafs.FileType.NotFound:
         return None
-    return Entry(canonical(name), fi.size if fi.size is not None else -1, fi.mtime_ns,
-                 fi.type == pafs.FileType.Directory)
+    return Entry(canonical(name), fi.size if fi.size is not None else -1, fi.mtime_ns, fi.type == pafs.FileType.Directory)
 
 
 def walk(name: str, recursive: bool = True) -> list[Entry]:
@@ -173,8 +174,12 @@ def walk(name: str, recursive: bool = True) -> list[Entry]:
         found = fs.get_file_info(pafs.FileSelector(path, recursive=recursive))
     except (OSError, ValueError) as exc:
         raise StorageError(f"{name}: {_first_line(exc)}{_ADVICE}") from None
-    out = [Entry(_name_of(base, path, fi.path), fi.size if fi.size is not None else -1, fi.mtime_ns,
-                 fi.type == pafs.FileType.Directory) for fi in found]
+    out = [
+        Entry(
+            _name_of(base, path, fi.path), fi.size if fi.size is not None else -1, fi.mtime_ns, fi.type == pafs.FileType.Directory
+        )
+        for fi in found
+    ]
     return sorted(out, key=lambda e: e.name)
 
 
@@ -188,13 +193,13 @@ def glob(pattern: str) -> list[Entry]:
     pattern = canonical(pattern)
     cut = _GLOB.search(pattern).start()  # type: ignore[union-attr]
     base = pattern[: pattern.rfind("/", 0, cut) + 1] or "."
-    parts = pattern[len(base):].split("/")
+    parts = pattern[len(base) :].split("/")
     deep = len(parts) > 1 or "**" in parts
     if info(base) is None:
         return []
     found = []
     for e in walk(base, recursive=deep):
-        rel = e.name[len(canonical(base).rstrip("/")) + 1:] if is_uri(base) else os.path.relpath(e.name, canonical(base))
+        rel = e.name[len(canonical(base).rstrip("/")) + 1 :] if is_uri(base) else os.path.relpath(e.name, canonical(base))
         if not e.is_dir and _match(parts, rel.split("/")):
             found.append(e)
     return found
@@ -237,6 +242,7 @@ def readable(name: str) -> bool:
 
 
 # -- writing (output folders on a store: see webwinnow.outputs.generations) --------------------------------
+
 
 def child(base: str, *names: str) -> str:
     """base/names..., keeping base's spelling (Spark needs s3a:// where pyarrow reads s3://)."""

@@ -32,10 +32,21 @@ def chromium(target: Path, *args: str, timeout: float = 25.0) -> subprocess.Comp
         )
     with tempfile.TemporaryDirectory(prefix="webwinnow-chromium-") as profile:
         cmd = [
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-            *args, target.resolve().as_uri(),
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            *args,
+            target.resolve().as_uri(),
         ]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -54,12 +65,23 @@ def browser_report(tmp_path_factory):
     text_b = "Another page quotes it: " + PLANTED + " — end. " + HOSTILE_TEXT
     sa, sb = len(before), text_b.index(PLANTED)
     top = PairView(
-        doc_a=11, doc_b=42, url_a="https://top.example/original?x=1&y=2", url_b="http://mirror.example/copy",
-        shared=30, fp_a=31, fp_b=60, resemblance=0.49, containment_a=0.968, containment_b=0.5,
-        text_a=text_a, text_b=text_b, passages=((sa, sa + len(PLANTED), sb, sb + len(PLANTED), 70),),
+        doc_a=11,
+        doc_b=42,
+        url_a="https://top.example/original?x=1&y=2",
+        url_b="http://mirror.example/copy",
+        shared=30,
+        fp_a=31,
+        fp_b=60,
+        resemblance=0.49,
+        containment_a=0.968,
+        containment_b=0.5,
+        text_a=text_a,
+        text_b=text_b,
+        passages=((sa, sa + len(PLANTED), sb, sb + len(PLANTED), 70),),
     )
-    others = [pair(i, url_a=HOSTILE_URLS[i % len(HOSTILE_URLS)], url_b=HOSTILE_TEXT, containment_a=0.5 - i / 1000)
-              for i in range(1, 60)]
+    others = [
+        pair(i, url_a=HOSTILE_URLS[i % len(HOSTILE_URLS)], url_b=HOSTILE_TEXT, containment_a=0.5 - i / 1000) for i in range(1, 60)
+    ]
     hashes = [HashView(hash=i, docs=500 - i, occurrences=900, hosts=30, snippet=HOSTILE_TEXT) for i in range(20)]
     index = write_report(root / "report", stats=STATS, pairs=[top, *others], boilerplate=hashes, rank_freq=RUNS, fit=FIT)
     return index.parent, top

@@ -77,8 +77,16 @@ class Cluster:
 
     def _start(self, name: str, args: list[str]) -> None:
         log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 - the process owns it
-        self.procs.append(subprocess.Popen([str(BIN / "spark-class"), *args], stdout=log, stderr=subprocess.STDOUT,
-                                           env=_spark_env(), start_new_session=True, cwd=self.workdir))
+        self.procs.append(
+            subprocess.Popen(
+                [str(BIN / "spark-class"), *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=_spark_env(),
+                start_new_session=True,
+                cwd=self.workdir,
+            )
+        )
 
     def _wait(self, what: str, ok, seconds: float = 90) -> None:
         deadline = time.time() + seconds
@@ -96,14 +104,38 @@ class Cluster:
     def __enter__(self) -> Cluster:
         self.workdir.mkdir(parents=True, exist_ok=True)
         try:
-            self._start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                   "--port", str(self.port), "--webui-port", str(self.ui)])
+            self._start(
+                "master",
+                [
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "--webui-port",
+                    str(self.ui),
+                ],
+            )
             self._wait("the master", lambda: self.status().get("status") == "ALIVE")
             for i, folder in enumerate(self.worker_dirs):
                 folder.mkdir(parents=True, exist_ok=True)
-                self._start(f"worker-{i}", ["org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
-                                            "--cores", str(self.cores), "--memory", self.memory,
-                                            "--work-dir", str(folder), "--webui-port", str(_free_port())])
+                self._start(
+                    f"worker-{i}",
+                    [
+                        "org.apache.spark.deploy.worker.Worker",
+                        self.url,
+                        "--host",
+                        "127.0.0.1",
+                        "--cores",
+                        str(self.cores),
+                        "--memory",
+                        self.memory,
+                        "--work-dir",
+                        str(folder),
+                        "--webui-port",
+                        str(_free_port()),
+                    ],
+                )
             self._wait(f"{self.n} workers", lambda: sum(w.get("state") == "ALIVE" for w in self.status()["workers"]) == self.n)
         except BaseException:
             self.stop()
@@ -186,8 +218,9 @@ def _compare(a: Path, b: Path) -> list[str]:
     return bad
 
 
-def run_demo(crawl: Path, workdir: Path, archive: Path = ARCHIVE, local_out: Path | None = None,
-             confs: tuple[Path, ...] = (CONF,)) -> list[str]:
+def run_demo(
+    crawl: Path, workdir: Path, archive: Path = ARCHIVE, local_out: Path | None = None, confs: tuple[Path, ...] = (CONF,)
+) -> list[str]:
     """Everything above; returns the failed checks (empty: all passed). confs are both runs' config
     files: a local_out given must have been run with settings that make the same tables."""
     if not archive.is_file():
@@ -198,21 +231,51 @@ def run_demo(crawl: Path, workdir: Path, archive: Path = ARCHIVE, local_out: Pat
     if local_out is None:
         local_out = workdir / "local"
         print("cluster-demo: local-mode run for comparison ...", flush=True)
-        subprocess.run([str(BIN / "webwinnow"), "run", str(crawl), "--out", str(local_out),
-                        *(arg for conf in confs for arg in ("--conf", str(conf))), "-q"],
-                       check=True, stdout=subprocess.DEVNULL, env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+        subprocess.run(
+            [
+                str(BIN / "webwinnow"),
+                "run",
+                str(crawl),
+                "--out",
+                str(local_out),
+                *(arg for conf in confs for arg in ("--conf", str(conf))),
+                "-q",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        )
     out = workdir / "cluster-out"
     failures: list[str] = []
     with Cluster(workdir) as cluster:
         print(f"cluster-demo: master {cluster.url} with {cluster.n} workers; submitting ...", flush=True)
         env = _spark_env()
-        cmd = [str(BIN / "spark-submit"), "--master", cluster.url, "--archives", f"{archive}#env",
-               "--conf", "spark.pyspark.python=./env/bin/python",
-               "--conf", f"spark.pyspark.driver.python={sys.executable}",
-               "--conf", "spark.executor.cores=1", "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2",
-               "--conf", "spark.driver.host=127.0.0.1",
-               str(REPO / "jobs" / "submit.py"), "run", str(crawl), "--out", str(out),
-               *(arg for conf in confs for arg in ("--conf", str(conf))), "-q"]
+        cmd = [
+            str(BIN / "spark-submit"),
+            "--master",
+            cluster.url,
+            "--archives",
+            f"{archive}#env",
+            "--conf",
+            "spark.pyspark.python=./env/bin/python",
+            "--conf",
+            f"spark.pyspark.driver.python={sys.executable}",
+            "--conf",
+            "spark.executor.cores=1",
+            "--conf",
+            "spark.executor.memory=1g",
+            "--conf",
+            "spark.cores.max=2",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
+            str(REPO / "jobs" / "submit.py"),
+            "run",
+            str(crawl),
+            "--out",
+            str(out),
+            *(arg for conf in confs for arg in ("--conf", str(conf))),
+            "-q",
+        ]
         started = time.time()
         with PythonWorkers(cluster.worker_dirs) as workers:
             done = subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True, timeout=1800)
@@ -229,7 +292,9 @@ def run_demo(crawl: Path, workdir: Path, archive: Path = ARCHIVE, local_out: Pat
             failures.append(f"the master does not list application {app}")
         elif apps[app].get("state") != "FINISHED":
             failures.append(f"application {app} is {apps[app].get('state')} on the master, not FINISHED")
-        executors = {str(d): sorted(p.name for p in (d / app).iterdir()) if (d / app).is_dir() else [] for d in cluster.worker_dirs}
+        executors = {
+            str(d): sorted(p.name for p in (d / app).iterdir()) if (d / app).is_dir() else [] for d in cluster.worker_dirs
+        }
         for folder, found in executors.items():
             if not found:
                 failures.append(f"no executor of {app} ran on the worker with work dir {folder}")
@@ -246,18 +311,29 @@ def run_demo(crawl: Path, workdir: Path, archive: Path = ARCHIVE, local_out: Pat
         for folder in cluster.worker_dirs:
             if not (folder / app).is_dir():
                 continue
-            built = sorted(p for pattern in ("*.nbi", "*.nbc", "charfold-*.npz") for p in (folder / app).rglob(pattern)
-                           if p.stat().st_mtime >= started)
+            built = sorted(
+                p
+                for pattern in ("*.nbi", "*.nbc", "charfold-*.npz")
+                for p in (folder / app).rglob(pattern)
+                if p.stat().st_mtime >= started
+            )
             if built:
-                failures.append(f"executors on {folder.name} compiled what the archive should hold: "
-                                + ", ".join(p.name for p in built[:5]) + (" ..." if len(built) > 5 else ""))
-        workers_with_python = {d for d in executors if any(i["cwd"].startswith(str(Path(d).resolve())) for i in workers.seen.values())}
+                failures.append(
+                    f"executors on {folder.name} compiled what the archive should hold: "
+                    + ", ".join(p.name for p in built[:5])
+                    + (" ..." if len(built) > 5 else "")
+                )
+        workers_with_python = {
+            d for d in executors if any(i["cwd"].startswith(str(Path(d).resolve())) for i in workers.seen.values())
+        }
         if len(workers_with_python) < len(cluster.worker_dirs):
             failures.append(f"Python workers were seen on {len(workers_with_python)} of {len(cluster.worker_dirs)} workers")
-        print(f"cluster-demo: application {app} ran in {seconds:.0f} s; executors: "
-              + ", ".join(f"{Path(d).name}: {len(e)}" for d, e in executors.items())
-              + f"; {len(workers.seen)} Python workers seen, all {sorted({i['python'] for i in workers.seen.values()})}",
-              flush=True)
+        print(
+            f"cluster-demo: application {app} ran in {seconds:.0f} s; executors: "
+            + ", ".join(f"{Path(d).name}: {len(e)}" for d, e in executors.items())
+            + f"; {len(workers.seen)} Python workers seen, all {sorted({i['python'] for i in workers.seen.values()})}",
+            flush=True,
+        )
     failures += _compare(local_out, out)
     return failures
 

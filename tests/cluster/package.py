@@ -51,9 +51,12 @@ def _run(cmd: list, **kw) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--kernels-from-repo", action="store_true",
-                   help="copy the compiled kernels from lib/webwinnow/**/__pycache__ (filled by a pipeline run of "
-                        "these sources) instead of a warm-up run; the warm-up still runs when any is missing")
+    p.add_argument(
+        "--kernels-from-repo",
+        action="store_true",
+        help="copy the compiled kernels from lib/webwinnow/**/__pycache__ (filled by a pipeline run of "
+        "these sources) instead of a warm-up run; the warm-up still runs when any is missing",
+    )
     args = p.parse_args(argv)
     started = time.time()
     # pip must see only the new venv: a PYTHONPATH naming this checkout's lib/ (and its egg-info)
@@ -75,29 +78,59 @@ def main(argv: list[str] | None = None) -> int:
     warm = BUILD / "package-warmup"
     if warm.exists():
         shutil.rmtree(warm)
-    env = {"PATH": f"{ENV / 'bin'}:/usr/bin:/bin", "HOME": str(Path.home()),
-           "PYSPARK_PYTHON": str(ENV / "bin" / "python"), "PYSPARK_DRIVER_PYTHON": str(ENV / "bin" / "python")}
+    env = {
+        "PATH": f"{ENV / 'bin'}:/usr/bin:/bin",
+        "HOME": str(Path.home()),
+        "PYSPARK_PYTHON": str(ENV / "bin" / "python"),
+        "PYSPARK_DRIVER_PYTHON": str(ENV / "bin" / "python"),
+    }
     # the installed console script works (the warm-up run would show it too)
     _run([ENV / "bin" / "webwinnow", "sample", warm / "crawl", "--pages", "60"], env=env, stdout=subprocess.DEVNULL)
     seeded = False
     if args.kernels_from_repo:
         print("package: kernels from", REPO / "lib" / "webwinnow", flush=True)
-        seeded = subprocess.run([str(ENV / "bin" / "python"), str(Path(__file__).with_name("seed_kernels.py")),
-                                 str(REPO / "lib" / "webwinnow")], env=env).returncode == 0
+        seeded = (
+            subprocess.run(
+                [str(ENV / "bin" / "python"), str(Path(__file__).with_name("seed_kernels.py")), str(REPO / "lib" / "webwinnow")],
+                env=env,
+            ).returncode
+            == 0
+        )
         if not seeded:
             print("package: the checkout's kernel cache is incomplete: warming up with a pipeline run", flush=True)
     if not seeded:
-        _run([ENV / "bin" / "webwinnow", "run", warm / "crawl", "--out", warm / "out", "-q"], env=env,
-             stdout=subprocess.DEVNULL, cwd=warm)
+        _run(
+            [ENV / "bin" / "webwinnow", "run", warm / "crawl", "--out", warm / "out", "-q"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            cwd=warm,
+        )
 
-    _run([Path(sys.executable).parent / "venv-pack", "-p", ENV, "-o", ARCHIVE, "--force", "-q",
-          "--exclude", "lib/python*/site-packages/pyspark/jars/*",
-          "--exclude", "lib/python*/site-packages/pyspark/examples/*",
-          # packages' own test suites and C headers: never imported by a worker
-          "--exclude", "lib/python*/site-packages/*/tests/*",
-          "--exclude", "lib/python*/site-packages/pyarrow/include/*"])
-    print(f"package: {wheel.relative_to(REPO)}, {ARCHIVE.relative_to(REPO)} ({ARCHIVE.stat().st_size / 2**20:.0f} MiB) "
-          f"in {time.time() - started:.0f} s", flush=True)
+    _run(
+        [
+            Path(sys.executable).parent / "venv-pack",
+            "-p",
+            ENV,
+            "-o",
+            ARCHIVE,
+            "--force",
+            "-q",
+            "--exclude",
+            "lib/python*/site-packages/pyspark/jars/*",
+            "--exclude",
+            "lib/python*/site-packages/pyspark/examples/*",
+            # packages' own test suites and C headers: never imported by a worker
+            "--exclude",
+            "lib/python*/site-packages/*/tests/*",
+            "--exclude",
+            "lib/python*/site-packages/pyarrow/include/*",
+        ]
+    )
+    print(
+        f"package: {wheel.relative_to(REPO)}, {ARCHIVE.relative_to(REPO)} ({ARCHIVE.stat().st_size / 2**20:.0f} MiB) "
+        f"in {time.time() - started:.0f} s",
+        flush=True,
+    )
     return 0
 
 

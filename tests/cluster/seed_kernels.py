@@ -56,8 +56,11 @@ def main(argv: list[str]) -> int:
         except Exception:  # noqa: BLE001 - a damaged or foreign index is simply not used
             stale += 1
             continue
-        if (version != numba.__version__ or not module_file.is_file()
-                or stamp != hashlib.sha256(module_file.read_bytes()).digest()):
+        if (
+            version != numba.__version__
+            or not module_file.is_file()
+            or stamp != hashlib.sha256(module_file.read_bytes()).digest()
+        ):
             stale += 1
             continue
         target = package / rel
@@ -95,8 +98,11 @@ def main(argv: list[str]) -> int:
     from webwinnow.core import charfold
 
     charfold.fold_table()
-    print(f"seed-kernels: {copied} kernel indexes copied ({stale} stale or foreign skipped); "
-          f"{loaded} signatures of {len(kernels)} kernels loaded from disk", flush=True)
+    print(
+        f"seed-kernels: {copied} kernel indexes copied ({stale} stale or foreign skipped); "
+        f"{loaded} signatures of {len(kernels)} kernels loaded from disk",
+        flush=True,
+    )
     for p in problems:
         print(f"seed-kernels: {p}", file=sys.stderr)
     return 1 if problems else 0

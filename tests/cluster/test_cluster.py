@@ -41,8 +41,7 @@ def test_the_cluster_runs_the_pipeline_with_the_packed_environment(sample_dir, s
     if _stale(demo.ARCHIVE):
         # sample_run has just run every stage on these sources, so the checkout's Numba cache holds
         # every kernel the executors will call: no warm-up run (a JVM and a pipeline) is needed
-        subprocess.run([sys.executable, str(HERE / "package.py"), "--kernels-from-repo"], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, str(HERE / "package.py"), "--kernels-from-repo"], check=True, stdout=subprocess.DEVNULL)
     # quick.toml draws no figures page: the figures are drawn on the driver, from the tables compared
     # here, and are checked on the session's sample run; the tables are the same either way
     failures = demo.run_demo(sample_dir, tmp_path / "demo", local_out=sample_run, confs=(CONF, QUICK))

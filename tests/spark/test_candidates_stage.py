@@ -29,8 +29,15 @@ def _write(out, table: str, rows: dict, schema: pa.Schema) -> None:
 def _documents(out, ids: list[int]) -> None:
     n = len(ids)
     rows = {f.name: [None] * n for f in schemas.DOCUMENTS}
-    rows.update(doc_id=ids, url=[f"http://h{i % 7}.test/{i}" for i in ids], status=["ok"] * n,
-                text=["x"] * n, warc_offset=ids, html_bytes=[1] * n, text_chars=[1] * n)
+    rows.update(
+        doc_id=ids,
+        url=[f"http://h{i % 7}.test/{i}" for i in ids],
+        status=["ok"] * n,
+        text=["x"] * n,
+        warc_offset=ids,
+        html_bytes=[1] * n,
+        text_chars=[1] * n,
+    )
     _write(out, "documents", rows, schemas.DOCUMENTS)
 
 
@@ -92,12 +99,30 @@ def test_excluded_template_text_is_never_paired(tmp_path):
     ids = [1, 2, 3, 4]
     _documents(tmp_path, ids)
     h = int(template_hashes[7])
-    _write(tmp_path, "fingerprints",
-           {"doc_id": [1, 2, 3, 4, 1], "hash": [h, h, 99, 99, 98], "pos": [0, 0, 5, 6, 9]}, schemas.FINGERPRINTS)
+    _write(
+        tmp_path,
+        "fingerprints",
+        {"doc_id": [1, 2, 3, 4, 1], "hash": [h, h, 99, 99, 98], "pos": [0, 0, 5, 6, 9]},
+        schemas.FINGERPRINTS,
+    )
     assert main(["candidates", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10"]) == 0
     assert {(p["doc_a"], p["doc_b"]) for p in pq.read_table(tmp_path / "candidate_pairs").to_pylist()} == {(1, 2), (3, 4)}
-    assert main(["candidates", "--out", str(tmp_path), "--conf", str(CONF), "--max-df", "10",
-                 "--exclude", str(tmp_path / "licence.txt")]) == 0
+    assert (
+        main(
+            [
+                "candidates",
+                "--out",
+                str(tmp_path),
+                "--conf",
+                str(CONF),
+                "--max-df",
+                "10",
+                "--exclude",
+                str(tmp_path / "licence.txt"),
+            ]
+        )
+        == 0
+    )
     pairs = pq.read_table(tmp_path / "candidate_pairs").to_pylist()
     assert {(p["doc_a"], p["doc_b"]) for p in pairs} == {(3, 4)}
     # the template no longer counts towards doc 1's fingerprints either

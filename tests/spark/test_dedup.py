@@ -50,7 +50,7 @@ def _planted(out: Path, sample_dir: Path):
 def test_planted_copies_leave_the_copy_and_stay_in_the_source(deduped, sample_dir):
     rows = {r["doc_id"]: r for r in _rows(deduped, "deduped")}
     pairs = {(p["doc_a"], p["doc_b"]): p for p in _rows(deduped, "pairs")}
-    norm = (lambda text: webwinnow.normalize(text or "")[0])
+    norm = lambda text: webwinnow.normalize(text or "")[0]
     checked = Counter()
     for copy, src, dst in _planted(deduped, sample_dir):
         key = tuple(sorted((src["doc_id"], dst["doc_id"])))
@@ -67,8 +67,10 @@ def test_planted_copies_leave_the_copy_and_stay_in_the_source(deduped, sample_di
             checked["passage"] += 1
         else:  # mirrors and versions: the source kept, the copy dropped as its near-duplicate
             assert rows[src["doc_id"]]["dropped_reason"] is None, copy
-            assert (rows[dst["doc_id"]]["dropped_reason"], rows[dst["doc_id"]]["duplicate_of"]) == \
-                ("near_duplicate", src["doc_id"]), copy
+            assert (rows[dst["doc_id"]]["dropped_reason"], rows[dst["doc_id"]]["duplicate_of"]) == (
+                "near_duplicate",
+                src["doc_id"],
+            ), copy
             checked[copy["kind"]] += 1
     assert checked["passage"] >= 15 and checked["mirror_exact"] >= 3 and checked["version"] >= 2, checked
 
@@ -102,8 +104,10 @@ def test_copy_sides_lose_their_passages_to_kept_sources(deduped):
     on the sample, where every page has all three, is the pair's source."""
     rows = {r["doc_id"]: r for r in _rows(deduped, "deduped")}
     docs = {d["doc_id"]: d for d in _rows(deduped, "documents")}
-    order = (lambda d: tuple(docs[d][c] or "~" for c in ("last_modified", "fetch_time", "http_date"))
-             + (docs[d]["warc_file"], docs[d]["warc_offset"], d))
+    order = lambda d: (
+        tuple(docs[d][c] or "~" for c in ("last_modified", "fetch_time", "http_date"))
+        + (docs[d]["warc_file"], docs[d]["warc_offset"], d)
+    )
     checked = 0
     for p in _rows(deduped, "passages"):
         if p["length"] < 149:
@@ -140,8 +144,11 @@ def test_template_text_stays_on_each_hosts_first_page_only(deduped):
 
 def test_the_jsonl_is_the_kept_documents_in_the_dolma_shape(deduped):
     rows = {str(r["doc_id"]): r for r in _rows(deduped, "deduped") if r["dropped_reason"] is None}
-    lines = [json.loads(line) for f in sorted((deduped / "deduped_jsonl").glob("part-*.json.gz"))
-             for line in gzip.open(f, "rt", encoding="utf-8")]
+    lines = [
+        json.loads(line)
+        for f in sorted((deduped / "deduped_jsonl").glob("part-*.json.gz"))
+        for line in gzip.open(f, "rt", encoding="utf-8")
+    ]
     assert sorted(line["id"] for line in lines) == sorted(rows)
     for line in lines:
         r = rows[line["id"]]
@@ -157,7 +164,7 @@ def test_the_report_shows_content_sources_and_the_dedup_summary(deduped):
 
     assert main(["report", "--out", str(deduped), "--conf", str(CONF), "--conf", str(QUICK)]) == 0
     report = deduped / "report"
-    text = (lambda name: re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", (report / name).read_text()))))
+    text = lambda name: re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", (report / name).read_text())))
     stats = json.loads((deduped / "deduped" / "_webwinnow.json").read_text())["stats"]
     dedup = text("dedup.html")
     assert f"documents kept {stats['kept']:,} of {stats['documents']:,}" in dedup

@@ -39,8 +39,9 @@ def test_the_max_df_sweep_counts_the_pairs_the_pairs_stage_emits(run):
     at = dict(zip(sweep.max_df, sweep.pairs, strict=True))
     assert sweep.chosen == run.stats("candidate_pairs")["max_df"] and sweep.chosen_auto
     assert at[sweep.chosen] == run.rows("candidate_pairs")  # the run's own cap gives its candidate pairs
-    rows = list(zip(*(run.table("fingerprints", ["hash", "doc_id"]).column(c).to_pylist() for c in ("hash", "doc_id")),
-                    strict=True))
+    rows = list(
+        zip(*(run.table("fingerprints", ["hash", "doc_id"]).column(c).to_pylist() for c in ("hash", "doc_id")), strict=True)
+    )
     for cap in (2, sweep.chosen, sweep.max_df[-1]):
         assert at[cap] == len(pairs_under_cap(rows, cap, sweep.min_shared)), cap
     assert sweep.pairs == sorted(sweep.pairs)  # a higher cap never loses a pair

@@ -41,8 +41,27 @@ def index_at_once(tmp_path_factory, sample_dir) -> Path:
 @pytest.fixture(scope="module")
 def check_self(tmp_path_factory, sample_dir, sample_run, index_at_once) -> Path:
     out = tmp_path_factory.mktemp("check") / "out"
-    assert main(["check", str(sample_dir / NEW_FILE), "--index", str(index_at_once), "--out", str(out), "--self",
-                 "--max-df", _max_df(sample_run), "--conf", str(CONF), "--conf", str(QUICK), "-q"]) == 0
+    assert (
+        main(
+            [
+                "check",
+                str(sample_dir / NEW_FILE),
+                "--index",
+                str(index_at_once),
+                "--out",
+                str(out),
+                "--self",
+                "--max-df",
+                _max_df(sample_run),
+                "--conf",
+                str(CONF),
+                "--conf",
+                str(QUICK),
+                "-q",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -57,8 +76,26 @@ def appended(tmp_path_factory, sample_dir) -> Path:
 @pytest.fixture(scope="module")
 def check_appended(tmp_path_factory, sample_dir, sample_run, appended) -> Path:
     out = tmp_path_factory.mktemp("check-appended") / "out"
-    assert main(["check", str(sample_dir / NEW_FILE), "--index", str(appended), "--out", str(out),
-                 "--max-df", _max_df(sample_run), "--conf", str(CONF), "--conf", str(QUICK), "-q"]) == 0
+    assert (
+        main(
+            [
+                "check",
+                str(sample_dir / NEW_FILE),
+                "--index",
+                str(appended),
+                "--out",
+                str(out),
+                "--max-df",
+                _max_df(sample_run),
+                "--conf",
+                str(CONF),
+                "--conf",
+                str(QUICK),
+                "-q",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -114,10 +151,13 @@ def test_planted_copies_from_indexed_pages_are_found_one_way_with_exact_spans(ch
         src, dst = indexed[copy["src_url"]], new[copy["dst_url"]]
         assert (src["doc_id"], dst["doc_id"]) in pairs, copy
         wanted = webwinnow.normalize(copy["text"])[0]
-        exact = [s for s in spans[(src["doc_id"], dst["doc_id"])]
-                 if wanted in webwinnow.normalize(src["text"][s["start_a"]:s["end_a"]])[0]
-                 and webwinnow.normalize(src["text"][s["start_a"]:s["end_a"]])[0]
-                 == webwinnow.normalize(dst["text"][s["start_b"]:s["end_b"]])[0]]
+        exact = [
+            s
+            for s in spans[(src["doc_id"], dst["doc_id"])]
+            if wanted in webwinnow.normalize(src["text"][s["start_a"] : s["end_a"]])[0]
+            and webwinnow.normalize(src["text"][s["start_a"] : s["end_a"]])[0]
+            == webwinnow.normalize(dst["text"][s["start_b"] : s["end_b"]])[0]
+        ]
         assert len(exact) == 1, copy
         found += 1
     assert found >= 4
@@ -165,21 +205,39 @@ def test_compaction_merges_the_segments_and_keeps_every_row(index_at_once, appen
     assert sorted(Path(p).name for p in inputs) == sorted(INDEXED_FILES)
 
 
-def test_a_larger_query_window_finds_the_copies_of_its_own_guarantee(tmp_path, sample_dir, sample_run, index_at_once,
-                                                                     check_self):
+def test_a_larger_query_window_finds_the_copies_of_its_own_guarantee(tmp_path, sample_dir, sample_run, index_at_once, check_self):
     out = tmp_path / "wide"
-    assert main(["check", str(sample_dir / NEW_FILE), "--index", str(index_at_once), "--out", str(out),
-                 "--query-w", "200", "--max-df", _max_df(sample_run), "--conf", str(CONF), "--conf", str(QUICK),
-                 "-q"]) == 0
+    assert (
+        main(
+            [
+                "check",
+                str(sample_dir / NEW_FILE),
+                "--index",
+                str(index_at_once),
+                "--out",
+                str(out),
+                "--query-w",
+                "200",
+                "--max-df",
+                _max_df(sample_run),
+                "--conf",
+                str(CONF),
+                "--conf",
+                str(QUICK),
+                "-q",
+            ]
+        )
+        == 0
+    )
     assert read_table_config(str(out), "fingerprints")["config"]["winnow"]["w"] == 200
     assert len(_rows(out, "fingerprints")) < 0.6 * len(_rows(check_self, "fingerprints"))
     wide = {(p["doc_a"], p["doc_b"]): p for p in _rows(out, "pairs")}
-    narrow = [p for p in _rows(check_self, "passages") if p["doc_a"] in
-              {r["doc_id"] for r in _rows(check_self, "indexed_documents")}]
+    narrow = [
+        p for p in _rows(check_self, "passages") if p["doc_a"] in {r["doc_id"] for r in _rows(check_self, "indexed_documents")}
+    ]
     spans = {(p["doc_a"], p["doc_b"], p["start_a"], p["end_a"], p["start_b"], p["end_b"]) for p in _rows(out, "passages")}
     # the guarantee: a shared passage of w_query + k - 1 characters, none of them template
-    covered = [p for p in narrow if p["length"] >= 200 + 50 - 1 and p["content_chars_a"] == p["length"]
-               == p["content_chars_b"]]
+    covered = [p for p in narrow if p["length"] >= 200 + 50 - 1 and p["content_chars_a"] == p["length"] == p["content_chars_b"]]
     missing = [p for p in covered if (p["doc_a"], p["doc_b"]) not in wide]
     assert len(covered) >= 5 and not missing, missing
     # every passage of the guarantee's length is grown to the same exact span
@@ -224,8 +282,11 @@ def test_a_benchmark_is_checked_item_by_item_and_rewrapped_copies_are_found(tmp_
     import textwrap
 
     planted = json.loads((sample_dir / "planted.json").read_text())
-    copied = [c for c in planted["copies"] if c["kind"] == "passage" and c["src_file"] in INDEXED_FILES
-              and c["normalized_length"] >= 149][:6]
+    copied = [
+        c
+        for c in planted["copies"]
+        if c["kind"] == "passage" and c["src_file"] in INDEXED_FILES and c["normalized_length"] >= 149
+    ][:6]
     rng = random.Random(7)
     items = []
     for i, c in enumerate(copied):  # re-wrapped: other line breaks, doubled spaces, tabs, upper case
@@ -238,8 +299,28 @@ def test_a_benchmark_is_checked_item_by_item_and_rewrapped_copies_are_found(tmp_
     lines = [json.dumps(x) for x in items] + ["not json", json.dumps({"qid": "no-text"})]
     bench.write_text("\n".join(lines) + "\n")
     out = tmp_path / "decon"
-    assert main(["check", str(bench), "--index", str(index_at_once), "--out", str(out), "--text-column", "question",
-                 "--id-column", "qid", "--conf", str(CONF), "--conf", str(QUICK), "-q"]) == 0
+    assert (
+        main(
+            [
+                "check",
+                str(bench),
+                "--index",
+                str(index_at_once),
+                "--out",
+                str(out),
+                "--text-column",
+                "question",
+                "--id-column",
+                "qid",
+                "--conf",
+                str(CONF),
+                "--conf",
+                str(QUICK),
+                "-q",
+            ]
+        )
+        == 0
+    )
     rows = {r["item_id"]: r for r in _rows(out, "contamination")}
     assert sorted(rows) == sorted(x["qid"] for x in items)
     indexed = {r["doc_id"]: r for r in _rows(out, "indexed_documents")}
@@ -252,8 +333,8 @@ def test_a_benchmark_is_checked_item_by_item_and_rewrapped_copies_are_found(tmp_
         assert x["src_url"] in {m["url"] for m in r["matches"]}, x
         assert r["covered_chars"] == r["norm_chars"] and r["covered_share"] == 1.0, x
         for s in r["spans"]:  # exact on both sides
-            mine = webwinnow.normalize(x["question"][s["start"]:s["end"]])[0]
-            theirs = webwinnow.normalize(indexed[s["doc_id"]]["text"][s["start_indexed"]:s["end_indexed"]])[0]
+            mine = webwinnow.normalize(x["question"][s["start"] : s["end"]])[0]
+            theirs = webwinnow.normalize(indexed[s["doc_id"]]["text"][s["start_indexed"] : s["end_indexed"]])[0]
             assert mine == theirs and len(mine) == s["length"] >= 50
     page = (out / "report" / "contamination.html").read_text()
     assert all(f"copied-{i}" in page for i in range(len(copied))) and "fresh-0" not in page

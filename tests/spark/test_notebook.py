@@ -52,9 +52,11 @@ def test_a_notebook_executes_on_the_sample_run(name, execute, out, tmp_path):
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert images, "a notebook of figures shows figures"
     rewritten = {p.name for p in figures.glob("*.png") if p.stat().st_mtime_ns != before.get(p.name)}
-    expected = {"hash_frequencies.ipynb": {"rank_frequency_kgrams.png", "max_df.png", "fit_residuals.png"},
-                "density_and_gaps.ipynb": {"gaps.png", "density_by_w.png", "robust.png"},
-                "pairs_explorer.ipynb": {"pairs_scatter.png", "passage_lengths.png"}}[name]
+    expected = {
+        "hash_frequencies.ipynb": {"rank_frequency_kgrams.png", "max_df.png", "fit_residuals.png"},
+        "density_and_gaps.ipynb": {"gaps.png", "density_by_w.png", "robust.png"},
+        "pairs_explorer.ipynb": {"pairs_scatter.png", "passage_lengths.png"},
+    }[name]
     assert rewritten == expected
     if name == "hash_frequencies.ipynb":
         at_cap, table = re.search(r"pairs there: ([\d,]+); pairs table: ([\d,]+)", text_out).groups()

@@ -67,8 +67,7 @@ def test_a_uri_out_commits_generations(sample_dir, sample_run, other_filesystem,
 
     # a failed run commits nothing: readers still see the first run, byte for byte
     props = tmp_path / "fail.properties"
-    props.write_text((CONF.parent / "spark-local.properties").read_text()
-                     + "\nspark.webwinnow.injectTaskFailure=passages\n")
+    props.write_text((CONF.parent / "spark-local.properties").read_text() + "\nspark.webwinnow.injectTaskFailure=passages\n")
     failing = tmp_path / "fail.toml"
     failing.write_text(f'[spark]\nproperties = "{props}"\n')
     before = _tree(out / "runs" / first["generation"])

@@ -39,8 +39,12 @@ def test_paper_tables_json_on_the_sample(sample_run, capsys):
 
 
 def test_paper_tables_in_the_papers_layout_and_a_slice(sample_run):
-    done = subprocess.run([sys.executable, "-m", "webwinnow", "paper-tables", "--out", str(sample_run),
-                           "--max-docs", "20", "--mod-p", "25"], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "webwinnow", "paper-tables", "--out", str(sample_run), "--max-docs", "20", "--mod-p", "25"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     lines = done.stdout.splitlines()
     assert lines[1].split() == ["winnowing", "0", "mod", "25"]
     assert lines[2].split()[-2:] == ["20", "20"]  # documents: only the first 20
@@ -49,9 +53,11 @@ def test_paper_tables_in_the_papers_layout_and_a_slice(sample_run):
 
 
 def test_paper_tables_refusals_are_one_line(tmp_path, capsys):
-    for argv, message in ((["--out", str(tmp_path / "absent")], "does not exist"),
-                          (["--out", str(tmp_path)], "holds no webwinnow tables"),
-                          (["--out", str(tmp_path), "--max-docs", "0"], "--max-docs must be at least 1")):
+    for argv, message in (
+        (["--out", str(tmp_path / "absent")], "does not exist"),
+        (["--out", str(tmp_path)], "holds no webwinnow tables"),
+        (["--out", str(tmp_path), "--max-docs", "0"], "--max-docs must be at least 1"),
+    ):
         assert main(["paper-tables", *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err

@@ -134,7 +134,7 @@ def test_fingerprint_positions_point_into_the_text(sample_run):
     fps = _table(sample_run, "fingerprints").to_pylist()
     for r in fps[:: max(1, len(fps) // 500)]:
         text = docs[r["doc_id"]]
-        norm, _ = webwinnow.normalize(text[r["pos"]:])
+        norm, _ = webwinnow.normalize(text[r["pos"] :])
         hashes, _ = webwinnow.kgram_hashes(norm[:50], k=50)
         assert hashes[0] == r["hash"]
         assert webwinnow.normalize(text[r["pos"]])[0] != ""  # a k-gram starts on a kept character
@@ -147,11 +147,19 @@ def test_same_output_whatever_the_partitioning(tmp_path, sample_dir, sample_run)
     out = tmp_path / "again"
     _run(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK), "--conf", str(conf)])
     assert json.loads((out / "summary.json").read_text())["extract"]["tasks"] == 3
-    for table, key in (("documents", ["doc_id"]), ("ledger", ["file", "offset", "kind", "reason"]),
-                       ("fingerprints", ["doc_id", "pos", "hash"]), ("doc_stats", ["doc_id"]),
-                       ("hash_freq", ["hash"]), ("rank_freq", ["rank"]), ("candidate_pairs", ["doc_a", "doc_b"]),
-                       ("pairs", ["doc_a", "doc_b"]), ("template_pairs", ["doc_a", "doc_b"]),
-                       ("passages", ["doc_a", "doc_b", "start_a", "start_b"]), ("clusters", ["doc_id"])):
+    for table, key in (
+        ("documents", ["doc_id"]),
+        ("ledger", ["file", "offset", "kind", "reason"]),
+        ("fingerprints", ["doc_id", "pos", "hash"]),
+        ("doc_stats", ["doc_id"]),
+        ("hash_freq", ["hash"]),
+        ("rank_freq", ["rank"]),
+        ("candidate_pairs", ["doc_a", "doc_b"]),
+        ("pairs", ["doc_a", "doc_b"]),
+        ("template_pairs", ["doc_a", "doc_b"]),
+        ("passages", ["doc_a", "doc_b", "start_a", "start_b"]),
+        ("clusters", ["doc_id"]),
+    ):
         a = _table(sample_run, table).to_pandas().sort_values(key).reset_index(drop=True)
         b = _table(out, table).to_pandas().sort_values(key).reset_index(drop=True)
         assert a.equals(b), table
@@ -201,9 +209,12 @@ def test_planted_copies_are_found_exactly(sample_run, sample_dir):
             wanted = webwinnow.normalize(copy["text"])[0]
             src_is_a = key[0] == src["doc_id"]
             covering = [
-                s for s in spans.get(key, [])
-                if wanted in webwinnow.normalize(src["text"][s["start_a"]:s["end_a"]] if src_is_a
-                                                 else src["text"][s["start_b"]:s["end_b"]])[0]
+                s
+                for s in spans.get(key, [])
+                if wanted
+                in webwinnow.normalize(
+                    src["text"][s["start_a"] : s["end_a"]] if src_is_a else src["text"][s["start_b"] : s["end_b"]]
+                )[0]
             ]
             if copy["normalized_length"] >= t:
                 assert key in pairs, copy
@@ -257,8 +268,12 @@ def test_the_source_side_is_the_earlier_page(which, request):
     members: dict[int, list[int]] = {}
     for c in clusters:
         members.setdefault(c["cluster_id"], []).append(c["doc_id"])
-    key = lambda d: tuple(docs[d][c] if docs[d][c] and _ISO.fullmatch(docs[d][c]) else "~"
-                          for c in ("last_modified", "fetch_time", "http_date")) + (d,)
+    key = lambda d: (
+        tuple(
+            docs[d][c] if docs[d][c] and _ISO.fullmatch(docs[d][c]) else "~" for c in ("last_modified", "fetch_time", "http_date")
+        )
+        + (d,)
+    )
     for c in clusters:
         if all(canonical(docs[d]) for d in members[c["cluster_id"]]):
             assert c["source_doc"] == min(members[c["cluster_id"]], key=key)
@@ -275,8 +290,8 @@ def test_every_pair_shares_a_verified_passage_of_at_least_k(sample_run):
         key = (p["doc_a"], p["doc_b"])
         assert spans.get(key), key
         for s in spans[key]:
-            a = webwinnow.normalize(docs[key[0]][s["start_a"]:s["end_a"]])[0]
-            b = webwinnow.normalize(docs[key[1]][s["start_b"]:s["end_b"]])[0]
+            a = webwinnow.normalize(docs[key[0]][s["start_a"] : s["end_a"]])[0]
+            b = webwinnow.normalize(docs[key[1]][s["start_b"] : s["end_b"]])[0]
             assert a == b and len(a) == s["length"] >= 50
 
 
@@ -297,9 +312,13 @@ def test_hash_freq_and_report(sample_run):
     assert runs["hashes"].sum() == len(hf) and runs["rank"].iloc[0] == 1
     index = (sample_run / "report" / "index.html").read_text()
     best = _table(sample_run, "pairs").to_pandas()
-    best = best.assign(c=best[["content_chars_a", "content_chars_b"]].min(axis=1),
-                       s=best[["content_share_a", "content_share_b"]].max(axis=1)).sort_values(
-        ["c", "s", "doc_a", "doc_b"], ascending=[False, False, True, True]).iloc[0]
+    best = (
+        best.assign(
+            c=best[["content_chars_a", "content_chars_b"]].min(axis=1), s=best[["content_share_a", "content_share_b"]].max(axis=1)
+        )
+        .sort_values(["c", "s", "doc_a", "doc_b"], ascending=[False, False, True, True])
+        .iloc[0]
+    )
     assert best["url_a"] in index and best["url_b"] in index
     assert (sample_run / "report" / "boilerplate.html").exists()
     assert (sample_run / "report" / "rank_frequency.png").stat().st_size > 1000
@@ -312,14 +331,14 @@ def _naive_template(norm_positions: list[int], boilerplate: list[bool], k: int, 
     marked = [p for p, b in zip(norm_positions, boilerplate) if b]
     g = max(w, k)
     for p in marked:
-        mask[p:p + k] = [True] * len(mask[p:p + k])
+        mask[p : p + k] = [True] * len(mask[p : p + k])
     for p, q in zip(marked, marked[1:]):
         if q - p <= g:
             mask[p:q] = [True] * (q - p)
     if marked and marked[0] <= g:
-        mask[:marked[0]] = [True] * marked[0]
+        mask[: marked[0]] = [True] * marked[0]
     if marked and (n - k) - marked[-1] <= g:
-        mask[marked[-1]:] = [True] * (n - marked[-1])
+        mask[marked[-1] :] = [True] * (n - marked[-1])
     return mask
 
 
@@ -346,8 +365,7 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
                 first.setdefault(o, i)
             rows = by_doc[doc]
             positions = [first[p] for p in rows["pos"]]
-            norm[doc] = (chars, offsets, _naive_template(positions, [h in boilerplate for h in rows["hash"]], k, w,
-                                                         len(chars)))
+            norm[doc] = (chars, offsets, _naive_template(positions, [h in boilerplate for h in rows["hash"]], k, w, len(chars)))
         return norm[doc]
 
     def spans(a: int, b: int):
@@ -364,15 +382,16 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
                 continue
             for g, q in zip(fb["hash"], fb["pos"]):
                 i, j = first_a[p], first_b[q]
-                if g != h or ca[i:i + k] != cb[j:j + k]:
+                if g != h or ca[i : i + k] != cb[j : j + k]:
                     continue
                 while i > 0 and j > 0 and ca[i - 1] == cb[j - 1]:
                     i, j = i - 1, j - 1
                 e, f = first_a[p] + k, first_b[q] + k
                 while e < len(ca) and f < len(cb) and ca[e] == cb[f]:
                     e, f = e + 1, f + 1
-                out.add((oa[i], oa[e - 1] + 1, ob[j], ob[f - 1] + 1, e - i,
-                         sum(not t for t in ta[i:e]), sum(not t for t in tb[j:f])))
+                out.add(
+                    (oa[i], oa[e - 1] + 1, ob[j], ob[f - 1] + 1, e - i, sum(not t for t in ta[i:e]), sum(not t for t in tb[j:f]))
+                )
                 ranges.setdefault((a, b), set()).add((i, e, j, f))
         return out
 
@@ -385,7 +404,8 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
     passages: dict[tuple[int, int], set] = {}
     for p in _table(sample_run, "passages").to_pylist():
         passages.setdefault((p["doc_a"], p["doc_b"]), set()).add(
-            (p["start_a"], p["end_a"], p["start_b"], p["end_b"], p["length"], p["content_chars_a"], p["content_chars_b"]))
+            (p["start_a"], p["end_a"], p["start_b"], p["end_b"], p["length"], p["content_chars_a"], p["content_chars_b"])
+        )
     assert set(passages) == set(pairs)
     for key in sorted(candidates):
         want = spans(*key)
@@ -445,4 +465,5 @@ def test_min_content_moves_pairs_with_less_content_to_template_pairs(sample_run,
     template = {(p["doc_a"], p["doc_b"]) for p in _table(out, "template_pairs").to_pylist()}
     assert after == {key for key, longest in before.items() if longest >= 149}
     assert 0 < len(after) < len(before) and template == set(before) - after | {
-        (p["doc_a"], p["doc_b"]) for p in _table(sample_run, "template_pairs").to_pylist()}
+        (p["doc_a"], p["doc_b"]) for p in _table(sample_run, "template_pairs").to_pylist()
+    }

@@ -74,10 +74,16 @@ def test_retried_tasks_give_the_clean_output(tmp_path, sample_dir, sample_run):
     argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK), "--conf", str(conf)]
     assert main(argv + ["--master", "local[2,3]"]) == 0
     clean = sample_run
-    for table, key in (("documents", ["doc_id"]), ("ledger", ["file", "offset", "kind", "reason"]),
-                       ("fingerprints", ["doc_id", "pos", "hash"]), ("pairs", ["doc_a", "doc_b"]),
-                       ("passages", ["doc_a", "doc_b", "start_a", "start_b"]), ("clusters", ["doc_id"]),
-                       ("hash_freq", ["hash"]), ("rank_freq", ["rank"])):
+    for table, key in (
+        ("documents", ["doc_id"]),
+        ("ledger", ["file", "offset", "kind", "reason"]),
+        ("fingerprints", ["doc_id", "pos", "hash"]),
+        ("pairs", ["doc_a", "doc_b"]),
+        ("passages", ["doc_a", "doc_b", "start_a", "start_b"]),
+        ("clusters", ["doc_id"]),
+        ("hash_freq", ["hash"]),
+        ("rank_freq", ["rank"]),
+    ):
         a = _table(clean, table).to_pandas().sort_values(key).reset_index(drop=True)
         b = _table(out, table).to_pandas().sort_values(key).reset_index(drop=True)
         assert a.equals(b), table

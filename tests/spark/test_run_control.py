@@ -23,9 +23,20 @@ from paths import CONF, QUICK, REPO
 
 pytestmark = pytest.mark.spark
 
-KEYS = {"documents": ["doc_id"], "ledger": ["file", "offset", "kind", "reason"], "fingerprints": ["doc_id", "pos", "hash"],
-        "doc_stats": ["doc_id"], "hash_freq": ["hash"], "rank_freq": ["rank"], "candidate_pairs": ["doc_a", "doc_b"],
-        "pairs": ["doc_a", "doc_b"], "template_pairs": ["doc_a", "doc_b"], "pair_seeds": ["doc_a", "doc_b"], "passages": ["doc_a", "doc_b", "start_a", "start_b"], "clusters": ["doc_id"]}
+KEYS = {
+    "documents": ["doc_id"],
+    "ledger": ["file", "offset", "kind", "reason"],
+    "fingerprints": ["doc_id", "pos", "hash"],
+    "doc_stats": ["doc_id"],
+    "hash_freq": ["hash"],
+    "rank_freq": ["rank"],
+    "candidate_pairs": ["doc_a", "doc_b"],
+    "pairs": ["doc_a", "doc_b"],
+    "template_pairs": ["doc_a", "doc_b"],
+    "pair_seeds": ["doc_a", "doc_b"],
+    "passages": ["doc_a", "doc_b", "start_a", "start_b"],
+    "clusters": ["doc_id"],
+}
 
 
 def _same_tables(a: Path, b: Path) -> None:
@@ -43,8 +54,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
 @pytest.mark.own_spark
 def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, sample_run, capsys):
     props = tmp_path / "fail.properties"
-    props.write_text((CONF.parent / "spark-local.properties").read_text()
-                     + "\nspark.webwinnow.injectTaskFailure=passages\n")
+    props.write_text((CONF.parent / "spark-local.properties").read_text() + "\nspark.webwinnow.injectTaskFailure=passages\n")
     failing = tmp_path / "fail.toml"
     failing.write_text(f'[spark]\nproperties = "{props}"\n')
     out = tmp_path / "new" / "nested" / "out"  # missing parents are made, as mkdir -p would
@@ -54,8 +64,16 @@ def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, 
         main(argv + ["--conf", str(failing), "--master", "local[2]"])
     staged = out.parent / "out.incomplete"
     assert not out.exists() and not (out.parent / "out.lock").exists()
-    assert {p.name for p in staged.iterdir() if (p / "_webwinnow.json").exists()} == \
-        {"documents", "ledger", "fingerprints", "doc_stats", "hash_freq", "rank_freq", "candidate_pairs", "pair_seeds"}
+    assert {p.name for p in staged.iterdir() if (p / "_webwinnow.json").exists()} == {
+        "documents",
+        "ledger",
+        "fingerprints",
+        "doc_stats",
+        "hash_freq",
+        "rank_freq",
+        "candidate_pairs",
+        "pair_seeds",
+    }
     capsys.readouterr()
     assert main(argv + ["--resume"]) == 0
     err = capsys.readouterr().err
@@ -77,8 +95,14 @@ def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, 
 
 
 def _start(argv: list[str], env: dict) -> tuple[subprocess.Popen, list[str]]:
-    proc = subprocess.Popen([sys.executable, "-m", "webwinnow", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "webwinnow", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     lines: list[str] = []
 
     def read():
@@ -166,8 +190,10 @@ def test_a_corrupt_table_file_is_one_line_with_its_path(tmp_path, sample_run, ca
     capsys.readouterr()
     assert main(["clusters", "--out", str(out), "--conf", str(CONF)]) == 4
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == (f"webwinnow: error: {part} is corrupt (not a readable Parquet file): rerun the stage that "
-                       "writes its table, or the whole run"), err
+    assert err[-1] == (
+        f"webwinnow: error: {part} is corrupt (not a readable Parquet file): rerun the stage that "
+        "writes its table, or the whole run"
+    ), err
     assert not any("Traceback" in line or "at org.apache" in line for line in err)
 
 

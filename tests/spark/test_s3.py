@@ -41,10 +41,17 @@ def s3(tmp_path_factory, sample_dir):
     port = _free_port()
     log = tmp_path_factory.mktemp("moto") / "moto.log"
     with open(log, "wb") as fh:
-        server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                                  stdout=fh, stderr=subprocess.STDOUT)
-    env = {**os.environ, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "testing",
-           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1", "SAMPLE": str(sample_dir)}
+        server = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], stdout=fh, stderr=subprocess.STDOUT
+        )
+    env = {
+        **os.environ,
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "SAMPLE": str(sample_dir),
+    }
     try:
         deadline = time.time() + 60
         while True:
@@ -57,8 +64,13 @@ def s3(tmp_path_factory, sample_dir):
                 time.sleep(0.2)
         import boto3
 
-        client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id="testing",
-                              aws_secret_access_key="testing", region_name="us-east-1")
+        client = boto3.client(
+            "s3",
+            endpoint_url=env["AWS_ENDPOINT_URL"],
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            region_name="us-east-1",
+        )
         client.create_bucket(Bucket=BUCKET)
         names = sorted(p.name for p in sample_dir.glob("*.warc.gz"))
         for name in names:
@@ -77,8 +89,13 @@ def s3(tmp_path_factory, sample_dir):
 
 
 def _webwinnow(env: dict, *args: str, confs: tuple[Path, ...] = (CONF,)) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "webwinnow", *args, *(a for c in confs for a in ("--conf", str(c)))],
-                          capture_output=True, text=True, env=env, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "webwinnow", *args, *(a for c in confs for a in ("--conf", str(c)))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
 
 
 def _keyed(out: Path, base: str) -> tuple[dict[int, tuple], dict[str, list]]:
@@ -115,10 +132,26 @@ def _keyed(out: Path, base: str) -> tuple[dict[int, tuple], dict[str, list]]:
         "hash_freq": rows("hash_freq", drop=("doc_id", "snippet")),
         "rank_freq": rows("rank_freq"),
         # which page is doc_a follows the ids: per-side columns are left out
-        **{table: rows(table, drop=("url_a", "url_b", "fp_a", "fp_b", "containment_a", "containment_b", "content_chars_a",
-                                    "content_chars_b", "content_share_a", "content_share_b", "copied_chars_a",
-                                    "copied_chars_b"))
-           for table in ("pairs", "template_pairs")},
+        **{
+            table: rows(
+                table,
+                drop=(
+                    "url_a",
+                    "url_b",
+                    "fp_a",
+                    "fp_b",
+                    "containment_a",
+                    "containment_b",
+                    "content_chars_a",
+                    "content_chars_b",
+                    "content_share_a",
+                    "content_share_b",
+                    "copied_chars_a",
+                    "copied_chars_b",
+                ),
+            )
+            for table in ("pairs", "template_pairs")
+        },
         "passages": Counter(r["length"] for r in pq.read_table(out / "passages").to_pylist()),
         "clusters": sorted(Counter(r["cluster_size"] for r in pq.read_table(out / "clusters").to_pylist()).items()),
     }
@@ -172,10 +205,12 @@ def test_manifests_globs_and_hadoop_spellings_name_the_same_objects(s3, s3_run, 
 
 
 def test_missing_objects_and_unknown_buckets_are_one_line_errors(s3, tmp_path):
-    cases = [([f"s3://{BUCKET}/sample/nope.warc.gz"], r"1 input path does not exist: s3://crawls/sample/nope\.warc\.gz"),
-             ([f"s3://{BUCKET}/nothing-here/"], "1 input path does not exist"),
-             ([f"s3://{BUCKET}/lists/warc.paths.gz"], r"3 input paths do not exist: s3://crawls/lists/sample/"),
-             (["s3://no-such-bucket/x.warc.gz"], r"no-such-bucket")]
+    cases = [
+        ([f"s3://{BUCKET}/sample/nope.warc.gz"], r"1 input path does not exist: s3://crawls/sample/nope\.warc\.gz"),
+        ([f"s3://{BUCKET}/nothing-here/"], "1 input path does not exist"),
+        ([f"s3://{BUCKET}/lists/warc.paths.gz"], r"3 input paths do not exist: s3://crawls/lists/sample/"),
+        (["s3://no-such-bucket/x.warc.gz"], r"no-such-bucket"),
+    ]
     for args, message in cases:
         done = _webwinnow(s3, "extract", *args, "--out", str(tmp_path / "out"))
         assert done.returncode == 2, (args, done.stderr[-2000:])
@@ -195,10 +230,18 @@ def test_an_s3a_out_without_the_connector_is_one_line_naming_it(s3):
     assert done.returncode == 2, done.stderr[-2000:]
     lines = [line for line in done.stderr.strip().splitlines() if line.startswith("webwinnow: error")]
     assert len(lines) == 1 and "Traceback" not in done.stderr
-    assert re.search(r"Spark \(Hadoop (\d+\.\d+\.\d+)\) has no filesystem for s3a:// .*"
-                     r"--packages org\.apache\.hadoop:hadoop-aws:\1 .*nothing was committed", lines[0]), lines[0]
-    client = boto3.client("s3", endpoint_url=s3["AWS_ENDPOINT_URL"], region_name="us-east-1",
-                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    assert re.search(
+        r"Spark \(Hadoop (\d+\.\d+\.\d+)\) has no filesystem for s3a:// .*"
+        r"--packages org\.apache\.hadoop:hadoop-aws:\1 .*nothing was committed",
+        lines[0],
+    ), lines[0]
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3["AWS_ENDPOINT_URL"],
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
     assert client.list_objects_v2(Bucket=BUCKET, Prefix="out").get("KeyCount") == 0
 
 
@@ -260,8 +303,10 @@ def test_crawl_files_over_http_read_as_from_disk(s3, sample_dir, tmp_path):
     assert [(f.path, f.size) for f in files] == [(f"{web}sample/{n}", (sample_dir / n).stat().st_size) for n in names]
     cfg = ExtractConfig()
     for f, name in zip(files, names, strict=True):
+
         def plain(rows):
             return [{k: v for k, v in r.items() if k not in ("doc_id", "file")} for r in rows]
+
         assert plain(file_rows(f.path, cfg)) == plain(file_rows(str(sample_dir / name), cfg))
     with pytest.raises(Exception, match=r"1 input path does not exist: http://127\.0\.0\.1:\d+/crawls/sample/gone"):
         list_inputs([f"{web}sample/gone.warc.gz"])

@@ -24,16 +24,33 @@ def _submit(spark_args: list[str], script_args: list[str], tmp_path: Path) -> di
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     env.pop("PYSPARK_GATEWAY_PORT", None)
     out = tmp_path / "out"
-    done = subprocess.run([str(SUBMIT), *spark_args, str(REPO / "jobs" / "submit.py"), *script_args,
-                           "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK), "-q"],
-                          capture_output=True, text=True, env=env, timeout=600)
+    done = subprocess.run(
+        [
+            str(SUBMIT),
+            *spark_args,
+            str(REPO / "jobs" / "submit.py"),
+            *script_args,
+            "--out",
+            str(out),
+            "--conf",
+            str(CONF),
+            "--conf",
+            str(QUICK),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads((out / "summary.json").read_text())
 
 
 def test_spark_submit_master_and_conf_reach_the_session(sample_dir, tmp_path):
-    summary = _submit(["--master", "local[1]", "--conf", "spark.sql.shuffle.partitions=3"],
-                      ["extract", str(sample_dir)], tmp_path)
+    summary = _submit(
+        ["--master", "local[1]", "--conf", "spark.sql.shuffle.partitions=3"], ["extract", str(sample_dir)], tmp_path
+    )
     assert summary["spark"]["master"] == "local[1]"  # not the config's local[*]
     assert summary["spark"]["default_parallelism"] == 1
     assert summary["spark"]["shuffle_partitions"] == 3  # spark-submit's, not sized from the input

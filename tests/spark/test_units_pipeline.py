@@ -43,8 +43,24 @@ def word_index(tmp_path_factory, sample_dir) -> Path:
 @pytest.fixture(scope="module")
 def word_check(tmp_path_factory, sample_dir, word_index) -> Path:
     out = tmp_path_factory.mktemp("word-check") / "out"
-    assert main(["check", str(sample_dir / NEW_FILE), "--index", str(word_index), "--out", str(out),
-                 "--conf", str(CONF), "--conf", str(QUICK), "-q"]) == 0
+    assert (
+        main(
+            [
+                "check",
+                str(sample_dir / NEW_FILE),
+                "--index",
+                str(word_index),
+                "--out",
+                str(out),
+                "--conf",
+                str(CONF),
+                "--conf",
+                str(QUICK),
+                "-q",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -68,7 +84,7 @@ def test_planted_copies_of_t_words_are_found_one_way_with_exact_spans(word_check
     spans: dict[tuple[int, int], list[dict]] = {}
     for p in _rows(word_check, "passages"):
         spans.setdefault((p["doc_a"], p["doc_b"]), []).append(p)
-        a, b = texts[p["doc_a"]][p["start_a"]:p["end_a"]], texts[p["doc_b"]][p["start_b"]:p["end_b"]]
+        a, b = texts[p["doc_a"]][p["start_a"] : p["end_a"]], texts[p["doc_b"]][p["start_b"] : p["end_b"]]
         assert _words(a) == _words(b) and len(_words(a)) == p["length"] >= K  # exact spans of whole words
     pairs = {(p["doc_a"], p["doc_b"]) for p in _rows(word_check, "pairs")}
     found = 0
@@ -82,8 +98,8 @@ def test_planted_copies_of_t_words_are_found_one_way_with_exact_spans(word_check
         assert (src["doc_id"], dst["doc_id"]) in pairs, copy
         covering = []
         for s in spans[(src["doc_id"], dst["doc_id"])]:
-            have = _words(src["text"][s["start_a"]:s["end_a"]])
-            if any(have[i:i + len(wanted)] == wanted for i in range(len(have) - len(wanted) + 1)):
+            have = _words(src["text"][s["start_a"] : s["end_a"]])
+            if any(have[i : i + len(wanted)] == wanted for i in range(len(have) - len(wanted) + 1)):
                 covering.append(s)
         assert len(covering) == 1, copy  # one span holds the whole copy
         found += 1
@@ -102,8 +118,7 @@ def code_run(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("code-crawl")
     warc = write_code_warc(folder / "code.warc.gz")
     out = folder / "out"
-    assert main(["run", str(warc), "--out", str(out), "--unit", "code", "--conf", str(CONF), "--conf", str(QUICK),
-                 "-q"]) == 0
+    assert main(["run", str(warc), "--out", str(out), "--unit", "code", "--conf", str(CONF), "--conf", str(QUICK), "-q"]) == 0
     return out
 
 
@@ -115,8 +130,10 @@ def test_a_program_copied_under_other_names_is_one_passage_of_code_tokens(code_r
     assert key in {(p["doc_a"], p["doc_b"]) for p in _rows(code_run, "pairs")}
     first, second = (a, b) if key[0] == a["doc_id"] else (b, a)
     longest = max((p for p in _rows(code_run, "passages") if (p["doc_a"], p["doc_b"]) == key), key=lambda p: p["length"])
-    got = {first["url"]: first["text"][longest["start_a"]:longest["end_a"]],
-           second["url"]: second["text"][longest["start_b"]:longest["end_b"]]}
+    got = {
+        first["url"]: first["text"][longest["start_a"] : longest["end_a"]],
+        second["url"]: second["text"][longest["start_b"] : longest["end_b"]],
+    }
     assert got == {a["url"]: ORIGINAL, b["url"]: RENAMED}  # exact spans: the whole program on both sides
     assert longest["length"] == len(code_tokens(ORIGINAL)[0])
     stats = {r["doc_id"]: r for r in _rows(code_run, "doc_stats")}
@@ -126,12 +143,18 @@ def test_a_program_copied_under_other_names_is_one_passage_of_code_tokens(code_r
 
 def test_misuse_of_a_code_run_is_refused(code_run, capsys):
     before = (code_run / "fingerprints" / "_webwinnow.json").read_text()
-    for args, words in ((["dedup", "--out", str(code_run)], "code run"),
-                        (["fingerprint", "--out", str(code_run)], "add --unit code"),  # the default unit is char
-                        (["run", str(code_run / "nothing.warc"), "--out", str(code_run.parent / "x"), "--unit", "code",
-                          "--dedup"], "--dedup with --unit code"),
-                        (["run", str(code_run / "nothing.warc"), "--out", str(code_run.parent / "x"), "--unit", "code",
-                          "--lexer", "klingon"], "no Pygments lexer is called 'klingon'")):
+    for args, words in (
+        (["dedup", "--out", str(code_run)], "code run"),
+        (["fingerprint", "--out", str(code_run)], "add --unit code"),  # the default unit is char
+        (
+            ["run", str(code_run / "nothing.warc"), "--out", str(code_run.parent / "x"), "--unit", "code", "--dedup"],
+            "--dedup with --unit code",
+        ),
+        (
+            ["run", str(code_run / "nothing.warc"), "--out", str(code_run.parent / "x"), "--unit", "code", "--lexer", "klingon"],
+            "no Pygments lexer is called 'klingon'",
+        ),
+    ):
         assert main(args) == 2, args
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err, err

@@ -114,8 +114,12 @@ def test_bounded_memory_on_oversized_record_and_bomb(fault):
 
     need(BADWARC)
     entry = next(e for e in CATALOGUE if e["fault_id"] == fault)
-    done = subprocess.run([sys.executable, "-c", PEAK_RSS_SCRIPT, str(BADWARC / "files" / entry["file"])],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK_RSS_SCRIPT, str(BADWARC / "files" / entry["file"])],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     flagged, base_mib, peak_mib = map(int, done.stdout.split())
     assert flagged == 1
     cfg = ExtractConfig()

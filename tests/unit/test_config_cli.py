@@ -50,8 +50,10 @@ def test_properties_path_is_relative_to_its_toml():
         ("[winnow]\nwindow = 3\n", "unknown key winnow.window"),
         ("[pair]\nx = 1\n", "unknown section [pair]"),
         ("[clusters]\nresemblance = 1.5\n", "clusters.resemblance must be within"),
-        ("[pairs]\nreport_pairs = 5\n", "[pairs] was split into [pairing], [passages], [clusters] and [report]: "
-                                       "pairs.report_pairs is now report.pairs"),
+        (
+            "[pairs]\nreport_pairs = 5\n",
+            "[pairs] was split into [pairing], [passages], [clusters] and [report]: pairs.report_pairs is now report.pairs",
+        ),
         ("[extract]\nmax_nesting = -1\n", "extract.max_nesting must be a positive integer"),
         ("[winnow\n", "is not valid TOML"),
     ],

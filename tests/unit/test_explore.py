@@ -66,7 +66,7 @@ def test_the_fit_quality_of_an_exact_power_law_is_flat():
     # docs = 1000 * rank^-0.7, rounded: the residuals stay within rounding, R² near 1
     fof: dict[int, int] = {}
     for rank in range(1, 30_000):  # down to docs = 1 past rank ~19,000
-        d = max(1, round(1000 * rank ** -0.7))
+        d = max(1, round(1000 * rank**-0.7))
         fof[d] = fof.get(d, 0) + 1
     curve = Curve.of_counts("law", np.array(list(fof.keys())).repeat(list(fof.values())), 1000)
     quality = fit_quality(curve)

@@ -16,8 +16,11 @@ def _record(i: int, gz: bool = False, length_delta: int = 0) -> bytes:
     buf = io.BytesIO()
     writer = WARCWriter(buf, gzip=gz)
     headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
-    writer.write_record(writer.create_warc_record(
-        f"http://x.test/{i}", "response", payload=io.BytesIO(f"<p>page {i}</p>".encode()), http_headers=headers))
+    writer.write_record(
+        writer.create_warc_record(
+            f"http://x.test/{i}", "response", payload=io.BytesIO(f"<p>page {i}</p>".encode()), http_headers=headers
+        )
+    )
     data = buf.getvalue()
     if length_delta:
         head, _, rest = data.partition(b"Content-Length: ")
@@ -37,9 +40,12 @@ def test_junk_between_and_after_records_is_one_row_each(tmp_path):
     got = _read(tmp_path, b"".join(parts))
     offsets = [sum(len(p) for p in parts[:i]) for i in range(len(parts))]
     assert got == [
-        ("http://x.test/1", None, offsets[0]), ("http://x.test/2", None, offsets[1]),
-        ("http://x.test/3", None, offsets[2]), (None, "not_a_warc_record", offsets[3]),
-        ("http://x.test/4", None, offsets[4]), ("http://x.test/5", None, offsets[5]),
+        ("http://x.test/1", None, offsets[0]),
+        ("http://x.test/2", None, offsets[1]),
+        ("http://x.test/3", None, offsets[2]),
+        (None, "not_a_warc_record", offsets[3]),
+        ("http://x.test/4", None, offsets[4]),
+        ("http://x.test/5", None, offsets[5]),
         (None, "not_a_warc_record", offsets[6]),
     ]
 
@@ -55,8 +61,11 @@ def test_wrong_content_length_fails_one_record_and_resyncs(tmp_path, delta):
 def test_whole_file_gzip_is_read_like_a_plain_file(tmp_path):
     plain = _record(1) + _record(2, length_delta=40) + _record(3)
     got = _read(tmp_path, gzip.compress(plain, mtime=0), "x.warc.gz")
-    assert [(u, e) for u, e, _ in got] == [("http://x.test/1", None), ("http://x.test/2", "content_length_mismatch"),
-                                           ("http://x.test/3", None)]
+    assert [(u, e) for u, e, _ in got] == [
+        ("http://x.test/1", None),
+        ("http://x.test/2", "content_length_mismatch"),
+        ("http://x.test/3", None),
+    ]
     assert {o for _, _, o in got} == {0}  # one member: its records share the member's offset
 
 
@@ -67,8 +76,12 @@ def test_corrupt_and_truncated_members_cost_only_their_records(tmp_path):
     data = members[0] + bytes(broken) + members[2] + members[3][: len(members[3]) - 10]
     got = _read(tmp_path, data, "x.warc.gz")
     starts = [0, len(members[0]), len(members[0]) + len(broken), len(members[0]) + len(broken) + len(members[2])]
-    assert [(error, at) for _, error, at in got] == [(None, starts[0]), ("gzip_data_error", starts[1]),
-                                                     (None, starts[2]), ("truncated_gzip_member", starts[3])]
+    assert [(error, at) for _, error, at in got] == [
+        (None, starts[0]),
+        ("gzip_data_error", starts[1]),
+        (None, starts[2]),
+        ("truncated_gzip_member", starts[3]),
+    ]
     # what decoded before the damage is replayed, so the damaged record is named when its header
     # came before the damaged byte (the writer's random ids and dates move that byte)
     assert [url for url, _, _ in got] == ["http://x.test/1", got[1][0], "http://x.test/3", "http://x.test/4"]

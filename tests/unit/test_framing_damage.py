@@ -31,11 +31,18 @@ def _page(i: int, words: int = 120, seed: int = 0) -> str:
 
 def warc_record(i: int, html: str, *, digest: bool = False, length_delta: int = 0, url: str | None = None) -> bytes:
     body = html.encode()
-    http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: " + str(len(body)).encode() \
-        + b"\r\n\r\n" + body
+    http = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
     headers = [
-        "WARC/1.0", "WARC-Type: response", f"WARC-Target-URI: {url or f'http://site.test/page/{i}'}",
-        "WARC-Date: 2024-01-01T00:00:00Z", f"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{i:012d}>",
+        "WARC/1.0",
+        "WARC-Type: response",
+        f"WARC-Target-URI: {url or f'http://site.test/page/{i}'}",
+        "WARC-Date: 2024-01-01T00:00:00Z",
+        f"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{i:012d}>",
         "Content-Type: application/http; msgtype=response",
     ]
     if digest:
@@ -142,8 +149,13 @@ def test_memory_stays_bounded_on_a_damaged_one_block_file(tmp_path):
         "print(n, (kib('VmHWM') - base) // 1024)\n"
     )
     small = _write(tmp_path / "small.warc", warc_record(0, _page(0)))
-    done = subprocess.run([sys.executable, "-c", code, str(path), str(small)], capture_output=True, text=True, check=True,
-                          env={"PYTHONPATH": str(LIB), "PATH": ""})
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(small)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(LIB), "PATH": ""},
+    )
     rows, growth_mib = map(int, done.stdout.split())
     print("rows", rows, "growth MiB", growth_mib)
     assert rows > 100
@@ -162,7 +174,9 @@ def test_a_short_content_length_cut_at_a_line_end_fails_and_makes_no_phantom(tmp
     cut = len(rec) - 4 - rec.rindex(b"\n<li>")
     short = warc_record(1, html, length_delta=-cut)
     assert body_end
-    path = _write(tmp_path / "short.warc", b"WARC/1.0\r\n" + records[0] + short + b"WARC/1.0\r\n" + b"WARC/1.0\r\n".join(records[2:]))
+    path = _write(
+        tmp_path / "short.warc", b"WARC/1.0\r\n" + records[0] + short + b"WARC/1.0\r\n" + b"WARC/1.0\r\n".join(records[2:])
+    )
     file_row, docs, ledger = _rows(path)
     assert [(r["url"], r["reason"]) for r in ledger] == [("http://site.test/page/1", "content_length_mismatch")]
     assert sorted(_ok(docs)) == ["http://site.test/page/0", "http://site.test/page/2", "http://site.test/page/3"]
@@ -180,8 +194,10 @@ def test_a_slip_of_a_few_separator_bytes_is_recovered_with_a_flag(tmp_path, delt
     flags = {d["url"]: d["flags"] for d in docs}
     assert flags["http://site.test/page/1"] == "content_length_slip"
     assert flags["http://site.test/page/0"] is None and flags["http://site.test/page/2"] is None
-    assert _ok(docs)["http://site.test/page/1"].split() == _ok(_rows(_write(tmp_path / "c.warc", warc_record(1, html)))[1])[
-        "http://site.test/page/1"].split()
+    assert (
+        _ok(docs)["http://site.test/page/1"].split()
+        == _ok(_rows(_write(tmp_path / "c.warc", warc_record(1, html)))[1])["http://site.test/page/1"].split()
+    )
 
 
 def test_junk_without_a_newline_before_a_record_loses_no_record(tmp_path):

@@ -174,8 +174,17 @@ def test_limit_can_be_raised() -> None:
         "<div>x</div>" * 10_000,
         "<span>x</span>" * 10_000,
     ],
-    ids=["unclosed-p", "unclosed-li", "unclosed-td", "void", "svg-self-closing", "script-style", "comment",
-         "div-siblings", "span-siblings"],
+    ids=[
+        "unclosed-p",
+        "unclosed-li",
+        "unclosed-td",
+        "void",
+        "svg-self-closing",
+        "script-style",
+        "comment",
+        "div-siblings",
+        "span-siblings",
+    ],
 )
 def test_wide_pages_are_not_deep(html: str) -> None:
     html_to_text(body(html))
@@ -185,9 +194,43 @@ def test_wide_pages_are_not_deep(html: str) -> None:
 @given(
     st.lists(
         st.sampled_from(
-            ["<", ">", "/", "</", "<!--", "-->", "<!", "<?", "=", '"', "'", " ", "\n", "x", "\u00e9", "\u3000",
-             "\u00a0", "div", "p", "td", "table", "script", "style", "title", "textarea", "plaintext", "svg",
-             "noscript", "<script>", "</script>", "<td>", "</table>", "<br>", "&amp;", "\x00"]
+            [
+                "<",
+                ">",
+                "/",
+                "</",
+                "<!--",
+                "-->",
+                "<!",
+                "<?",
+                "=",
+                '"',
+                "'",
+                " ",
+                "\n",
+                "x",
+                "\u00e9",
+                "\u3000",
+                "\u00a0",
+                "div",
+                "p",
+                "td",
+                "table",
+                "script",
+                "style",
+                "title",
+                "textarea",
+                "plaintext",
+                "svg",
+                "noscript",
+                "<script>",
+                "</script>",
+                "<td>",
+                "</table>",
+                "<br>",
+                "&amp;",
+                "\x00",
+            ]
         ),
         max_size=60,
     ).map("".join)
@@ -224,13 +267,24 @@ def _real_html_pages():
                     payload = result.body
                 else:
                     payload = record.content_stream().read()
-                yield f"{path.name} {headers.get_statuscode()}", body_to_text(
-                    payload, charset_from_content_type(content_type)
-                ).text
+                yield (
+                    f"{path.name} {headers.get_statuscode()}",
+                    body_to_text(payload, charset_from_content_type(content_type)).text,
+                )
 
 
 _DROPPED_BY_HTML_TO_TEXT = [
-    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "title", "noembed", "noframes"
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "math",
+    "iframe",
+    "object",
+    "title",
+    "noembed",
+    "noframes",
 ]
 _WHITESPACE = re.compile(r"\s+")
 

@@ -19,21 +19,47 @@ from reportdata import FIT, HOSTILE_TEXT, HOSTILE_URLS, RUNS, STATS, Dom, check_
 
 def test_hostile_strings_never_become_markup(tmp_path):
     pairs = [
-        pair(i, url_a=url, url_b=HOSTILE_TEXT, text_a=HOSTILE_TEXT + " copied text " + url, text_b="copied text",
-             passages=((len(HOSTILE_TEXT) + 1, len(HOSTILE_TEXT) + 12, 0, 11, 10),))
+        pair(
+            i,
+            url_a=url,
+            url_b=HOSTILE_TEXT,
+            text_a=HOSTILE_TEXT + " copied text " + url,
+            text_b="copied text",
+            passages=((len(HOSTILE_TEXT) + 1, len(HOSTILE_TEXT) + 12, 0, 11, 10),),
+        )
         for i, url in enumerate(HOSTILE_URLS)
     ]
     hashes = [HashView(hash=-5, docs=900, occurrences=1000, hosts=7, snippet=HOSTILE_TEXT)]
     stats = dict(STATS, tag="<script>alert('tag')</script>", weird=HOSTILE_TEXT, nested={"x": HOSTILE_TEXT})
-    run = RunPages(failed_files=((HOSTILE_TEXT, HOSTILE_TEXT, 3, 0),), record_outcomes=(("failed", HOSTILE_TEXT, 2),),
-                   clusters=(ClusterView(1, 2, 1, 1, HOSTILE_URLS[0], ((1, HOSTILE_TEXT), (2, HOSTILE_URLS[1]))),),
-                   total_clusters=1, trimmed=((5, HOSTILE_TEXT, 100, 50, None),),
-                   dedup={"kept": 1, "documents": 2, "near_duplicates": 1, "emptied": 0, "removed_chars": 50,
-                          "original_chars": 100, "copied_chars_removed": 50, "trimmed_documents": 1,
-                          "template_chars_removed": 0, "min_passage": 149},
-                   contamination={"index": HOSTILE_TEXT, "index_documents": 3, "documents": 2, "contaminated": 1,
-                                  "half_covered": 1, "covered": 0, "t": 149},
-                   covered=((HOSTILE_TEXT, 400, 300, 0.75, 250, 1, (HOSTILE_TEXT,)),))
+    run = RunPages(
+        failed_files=((HOSTILE_TEXT, HOSTILE_TEXT, 3, 0),),
+        record_outcomes=(("failed", HOSTILE_TEXT, 2),),
+        clusters=(ClusterView(1, 2, 1, 1, HOSTILE_URLS[0], ((1, HOSTILE_TEXT), (2, HOSTILE_URLS[1]))),),
+        total_clusters=1,
+        trimmed=((5, HOSTILE_TEXT, 100, 50, None),),
+        dedup={
+            "kept": 1,
+            "documents": 2,
+            "near_duplicates": 1,
+            "emptied": 0,
+            "removed_chars": 50,
+            "original_chars": 100,
+            "copied_chars_removed": 50,
+            "trimmed_documents": 1,
+            "template_chars_removed": 0,
+            "min_passage": 149,
+        },
+        contamination={
+            "index": HOSTILE_TEXT,
+            "index_documents": 3,
+            "documents": 2,
+            "contaminated": 1,
+            "half_covered": 1,
+            "covered": 0,
+            "t": 149,
+        },
+        covered=((HOSTILE_TEXT, 400, 300, 0.75, 250, 1, (HOSTILE_TEXT,)),),
+    )
     index = written(tmp_path, stats=stats, pairs=pairs, boilerplate=hashes, run=run)
     root = index.parent
     files = html_files(root)
@@ -45,7 +71,7 @@ def test_hostile_strings_never_become_markup(tmp_path):
         check_safe_markup(path)
         source = path.read_text(encoding="utf-8")
         assert '"><img' not in source and "'><svg" not in source
-        assert "href=\"javascript" not in source.lower() and "href=\"data:" not in source.lower()
+        assert 'href="javascript' not in source.lower() and 'href="data:' not in source.lower()
     # shown, escaped, not dropped
     index_src = index.read_text(encoding="utf-8")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in index_src
@@ -183,10 +209,21 @@ def test_paging_and_detail_pages(tmp_path):
     index = written(tmp_path, pairs=pairs, page_size=50, detail_pages=30)
     root = index.parent
     names = sorted(p.name for p in root.iterdir())
-    assert names == ["boilerplate.html", "clusters.html", "contamination.html", "cross-host.html", "dedup.html",
-                     "failures.html",
-                     "figures.html", "index.html", "pair", "pairs-002.html", "pairs-003.html", "rank_frequency.png",
-                     "stats.json"]
+    assert names == [
+        "boilerplate.html",
+        "clusters.html",
+        "contamination.html",
+        "cross-host.html",
+        "dedup.html",
+        "failures.html",
+        "figures.html",
+        "index.html",
+        "pair",
+        "pairs-002.html",
+        "pairs-003.html",
+        "rank_frequency.png",
+        "stats.json",
+    ]
     assert sorted(p.name for p in (root / "pair").iterdir()) == sorted(f"{p.key}.html" for p in pairs[:30])
     # pages hold 50, 50, 20 rows, ranks continue across pages
     for name, first, count in (("index.html", 1, 50), ("pairs-002.html", 51, 50), ("pairs-003.html", 101, 20)):
@@ -232,8 +269,17 @@ def test_missing_stats_keys_and_empty_inputs(tmp_path):
     record = json.loads((index.parent / "stats.json").read_text())
     assert record["shares"]["hashes"] == 0 and record["fit"]["slope"] is None
     # partial stats, fit None, odd values
-    odd = {"documents": 5, "parsed": 4, "k": 50, "elapsed": float("nan"), "inputs": ["a.warc", "b.warc"],
-           "records_seen": 9, "skipped": 1, "failed": 0, "flagged": 1}
+    odd = {
+        "documents": 5,
+        "parsed": 4,
+        "k": 50,
+        "elapsed": float("nan"),
+        "inputs": ["a.warc", "b.warc"],
+        "records_seen": 9,
+        "skipped": 1,
+        "failed": 0,
+        "flagged": 1,
+    }
     index = write_report(tmp_path / "r", stats=odd, pairs=[pair(0)], boilerplate=[], rank_freq=RUNS, fit=None)
     text = Dom(index.read_text(encoding="utf-8")).text()
     assert "does not add up" in text  # 4 + 1 + 0 + 1 != 9
@@ -245,8 +291,15 @@ def test_missing_stats_keys_and_empty_inputs(tmp_path):
 def test_summary_shows_known_figures(tmp_path):
     index = written(tmp_path)
     text = Dom(index.read_text(encoding="utf-8")).text()
-    for fragment in ("1,000 = 900 parsed + 60 skipped + 10 failed + 30 flagged", "149", "0.02000", "0.01980",
-                     f"slope {FIT['slope']:.3f}", "1 doc", "boilerplate hashes"):
+    for fragment in (
+        "1,000 = 900 parsed + 60 skipped + 10 failed + 30 flagged",
+        "149",
+        "0.02000",
+        "0.01980",
+        f"slope {FIT['slope']:.3f}",
+        "1 doc",
+        "boilerplate hashes",
+    ):
         assert fragment in text, fragment
     assert "does not add up" not in text
 
@@ -272,10 +325,22 @@ def test_bad_arguments(tmp_path):
 
 
 def test_from_rows():
-    row = {"doc_a": 1, "doc_b": 2, "url_a": "http://a", "url_b": None, "shared": 3, "fp_a": 4, "fp_b": 5,
-           "resemblance": 0.5, "containment_a": 0.75, "containment_b": 0.6}
-    passages = [{"doc_a": 1, "doc_b": 2, "start_a": 0, "end_a": 4, "start_b": 2, "end_b": 6, "length": 4, "capped": False},
-                {"doc_a": 1, "doc_b": 2, "start_a": 9, "end_a": 12, "start_b": 7, "end_b": 8, "length": 1, "capped": True}]
+    row = {
+        "doc_a": 1,
+        "doc_b": 2,
+        "url_a": "http://a",
+        "url_b": None,
+        "shared": 3,
+        "fp_a": 4,
+        "fp_b": 5,
+        "resemblance": 0.5,
+        "containment_a": 0.75,
+        "containment_b": 0.6,
+    }
+    passages = [
+        {"doc_a": 1, "doc_b": 2, "start_a": 0, "end_a": 4, "start_b": 2, "end_b": 6, "length": 4, "capped": False},
+        {"doc_a": 1, "doc_b": 2, "start_a": 9, "end_a": 12, "start_b": 7, "end_b": 8, "length": 1, "capped": True},
+    ]
     p = PairView.from_row(row, passages, text_a="abcdefghijklmn")
     assert p.passages == ((0, 4, 2, 6, 4), (9, 12, 7, 8, 1)) and p.capped and p.text_b is None
     h = HashView.from_row({"hash": 7, "docs": 3, "occurrences": 4, "hosts": 2, "doc_id": 1, "snippet": "x"})
@@ -300,8 +365,10 @@ def test_the_figures_page_lists_what_the_stage_drew_and_why_one_is_missing(tmp_p
 
     def draw(folder):
         (folder / "max_df.png").write_bytes(b"\x89PNG\r\n\x1a\n")
-        return [FigureEntry("max_df.png", "The cap", "pairs <b>per</b> cap", "hash_frequencies.ipynb"),
-                FigureEntry("gaps.png", "Gaps", "gaps", error="ValueError: no <documents>")]
+        return [
+            FigureEntry("max_df.png", "The cap", "pairs <b>per</b> cap", "hash_frequencies.ipynb"),
+            FigureEntry("gaps.png", "Gaps", "gaps", error="ValueError: no <documents>"),
+        ]
 
     index = written(tmp_path, figures=draw)
     root = index.parent
@@ -318,12 +385,26 @@ def test_the_figures_page_lists_what_the_stage_drew_and_why_one_is_missing(tmp_p
 def test_listings_say_how_many_pairs_there_are_and_rank_by_content(tmp_path):
     """The report lists the table's top pairs and says of how many; per pair the URLs, hosts,
     fetch dates, the source side, content characters and template share."""
-    pairs = [pair(i, content_a=1000 - i, content_b=990 - i, norm_copied_a=1200, norm_copied_b=1200, share_a=0.5, share_b=0.25,
-                  fetch_a="2003-04-01T00:00:00Z", fetch_b="2003-05-01T00:00:00Z", source="a",
-                  source_basis="last_modified", url_b=f"https://a.example/other/{i}" if i % 3 else f"http://b.example/{i}")
-             for i in range(120)]
-    index = written(tmp_path, stats=STATS, pairs=pairs, total_pairs=1600, total_cross_host=900,
-                    cross_host=[p for p in pairs if p.cross_host])
+    pairs = [
+        pair(
+            i,
+            content_a=1000 - i,
+            content_b=990 - i,
+            norm_copied_a=1200,
+            norm_copied_b=1200,
+            share_a=0.5,
+            share_b=0.25,
+            fetch_a="2003-04-01T00:00:00Z",
+            fetch_b="2003-05-01T00:00:00Z",
+            source="a",
+            source_basis="last_modified",
+            url_b=f"https://a.example/other/{i}" if i % 3 else f"http://b.example/{i}",
+        )
+        for i in range(120)
+    ]
+    index = written(
+        tmp_path, stats=STATS, pairs=pairs, total_pairs=1600, total_cross_host=900, cross_host=[p for p in pairs if p.cross_host]
+    )
     root = index.parent
     text = Dom(index.read_text(encoding="utf-8")).text()
     assert "Pairs 1–50 of the top 120 (1,600 pairs in all)" in text
@@ -339,8 +420,12 @@ def test_listings_say_how_many_pairs_there_are_and_rank_by_content(tmp_path):
 
 def test_a_pane_opens_at_its_first_copied_passage(tmp_path):
     lead = "navigation line\n" * 200
-    p = pair(0, text_a=lead + "the copied text here", text_b="short intro\nthe copied text here",
-             passages=((len(lead), len(lead) + 20, 12, 32, 17),))
+    p = pair(
+        0,
+        text_a=lead + "the copied text here",
+        text_b="short intro\nthe copied text here",
+        passages=((len(lead), len(lead) + 20, 12, 32, 17),),
+    )
     index = written(tmp_path, stats=STATS, pairs=[p])
     source = (index.parent / "pair" / f"{p.key}.html").read_text(encoding="utf-8")
     dom = Dom(source)
@@ -355,4 +440,4 @@ def test_the_summary_lays_stage_statistics_out_as_a_table(tmp_path):
     index = written(tmp_path, stats=stats, pairs=[])
     source = index.read_text(encoding="utf-8")
     assert '<table class="stages">' in source and "<code>{" not in source
-    assert "<td>passages</td><td class=\"what\">template_pairs</td><td class=\"num\">75</td>" in source
+    assert '<td>passages</td><td class="what">template_pairs</td><td class="num">75</td>' in source

@@ -31,9 +31,7 @@ HTML = b"<!DOCTYPE html><html><head><title>t</title></head><body><p>Hello, winno
 
 
 def chunk(data: bytes, size: int, ext: bytes = b"", trailer: bytes = b"") -> bytes:
-    pieces = [
-        b"%x%s\r\n%s\r\n" % (len(data[i : i + size]), ext, data[i : i + size]) for i in range(0, len(data), size)
-    ]
+    pieces = [b"%x%s\r\n%s\r\n" % (len(data[i : i + size]), ext, data[i : i + size]) for i in range(0, len(data), size)]
     return b"".join(pieces) + b"0\r\n" + trailer + b"\r\n"
 
 
@@ -286,9 +284,7 @@ def test_declared_latin1_but_utf8_bytes() -> None:
     assert body_to_text(html.encode(), "iso-8859-1") == TextResult(html, "utf-8", ("charset_declared_wrong",))
 
 
-@pytest.mark.parametrize(
-    ("bom", "codec"), [(b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")]
-)
+@pytest.mark.parametrize(("bom", "codec"), [(b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")])
 def test_bom_wins_over_labels(bom: bytes, codec: str) -> None:
     html = page("\u00fcber \u65e5\u672c")
     assert body_to_text(bom + html.encode(codec), "iso-8859-1") == TextResult(html, codec, ())
@@ -464,13 +460,19 @@ def _expected_extra(expected: dict) -> str | None:
     }.get(expected.get("note", ""))
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("Sun, 06 Nov 1994 08:49:37 GMT", "1994-11-06T08:49:37Z"),  # IMF-fixdate
-    ("Sunday, 06-Nov-94 08:49:37 GMT", "1994-11-06T08:49:37Z"),  # RFC 850
-    ("Sun Nov  6 08:49:37 1994", "1994-11-06T08:49:37Z"),  # asctime: no zone, GMT
-    ("Sun, 06 Nov 1994 10:49:37 +0200", "1994-11-06T08:49:37Z"),  # an offset, to UTC
-    ("yesterday", None), ("", None), (None, None), ("Sun, 99 Nov 1994 08:49:37 GMT", None),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("Sun, 06 Nov 1994 08:49:37 GMT", "1994-11-06T08:49:37Z"),  # IMF-fixdate
+        ("Sunday, 06-Nov-94 08:49:37 GMT", "1994-11-06T08:49:37Z"),  # RFC 850
+        ("Sun Nov  6 08:49:37 1994", "1994-11-06T08:49:37Z"),  # asctime: no zone, GMT
+        ("Sun, 06 Nov 1994 10:49:37 +0200", "1994-11-06T08:49:37Z"),  # an offset, to UTC
+        ("yesterday", None),
+        ("", None),
+        (None, None),
+        ("Sun, 99 Nov 1994 08:49:37 GMT", None),
+    ],
+)
 def test_http_dates_become_comparable_utc_strings(value, expected):
     from webwinnow.crawl.records import http_time
 

@@ -15,7 +15,14 @@ from webwinnow.errors import UserError
 def crawl(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "deep").mkdir()
-    for name, size in [("a/1.warc.gz", 10), ("a/deep/2.arc", 20), ("a/3.warc", 30), ("a/notes.txt", 5), ("b.arc.gz", 40), ("c.wet.gz", 1)]:
+    for name, size in [
+        ("a/1.warc.gz", 10),
+        ("a/deep/2.arc", 20),
+        ("a/3.warc", 30),
+        ("a/notes.txt", 5),
+        ("b.arc.gz", 40),
+        ("c.wet.gz", 1),
+    ]:
         (tmp_path / name).write_bytes(b"x" * size)
     return tmp_path
 
@@ -69,8 +76,11 @@ def test_a_text_file_that_names_no_crawl_file_is_one_item(crawl):
 def test_unknown_stores_and_odd_inputs_are_refused(crawl):
     manifest = crawl / "remote.paths"
     manifest.write_text("gopher://archive.example/crawl-data/x.warc.gz\n")
-    with pytest.raises(UserError, match=r"^input gopher://archive.example/: gopher:// is not a store webwinnow "
-                                        r"reads .*: download the files, or name them on one of those$"):
+    with pytest.raises(
+        UserError,
+        match=r"^input gopher://archive.example/: gopher:// is not a store webwinnow "
+        r"reads .*: download the files, or name them on one of those$",
+    ):
         list_inputs([str(manifest)])
     (crawl / "page.html").write_text("<html></html>")
     with pytest.raises(UserError, match="neither a crawl file"):
@@ -84,8 +94,10 @@ def test_wat_files_alone_are_refused_wet_files_are_inputs(crawl):
     (crawl / "x.wat.gz").write_bytes(b"x")
     with pytest.raises(UserError, match="every input is a WAT file"):
         list_inputs([str(crawl / "x.wat.gz")])
-    assert [os.path.basename(f.path) for f in list_inputs([str(crawl / "c.wet.gz"), str(crawl / "x.wat.gz")])] \
-        == ["c.wet.gz", "x.wat.gz"]
+    assert [os.path.basename(f.path) for f in list_inputs([str(crawl / "c.wet.gz"), str(crawl / "x.wat.gz")])] == [
+        "c.wet.gz",
+        "x.wat.gz",
+    ]
 
 
 def test_groups_hold_whole_files_in_order():
@@ -118,20 +130,25 @@ def test_manifest_prefix_limit_and_sample(tmp_path):
         list_inputs([str(manifest)])  # relative to the manifest's folder: not there
     everything = list_inputs([str(manifest)], prefix=str(tmp_path / "mirror"))
     assert [f.path for f in everything] == [str(mirror / n) for n in names]
-    assert [f.path for f in list_inputs([str(manifest)], prefix=str(tmp_path / "mirror"), limit=3)] == \
-        [str(mirror / n) for n in names[:3]]
+    assert [f.path for f in list_inputs([str(manifest)], prefix=str(tmp_path / "mirror"), limit=3)] == [
+        str(mirror / n) for n in names[:3]
+    ]
     half = list_inputs([str(manifest)], prefix=str(tmp_path / "mirror"), sample=0.5)
     assert 60 < len(half) < 140  # 200 files, fraction 0.5
     assert [f.path for f in half] == [str(mirror / n) for n in names if sampled(n, 0.5)]
     # the same files from another mirror and another listing: chosen by file name alone
     other = _crawl_files(tmp_path / "other", names)
-    assert [os.path.basename(f.path) for f in list_inputs([str(other)], sample=0.5)] == \
-        [os.path.basename(f.path) for f in half]
+    assert [os.path.basename(f.path) for f in list_inputs([str(other)], sample=0.5)] == [os.path.basename(f.path) for f in half]
     # only the kept files must exist: a partial mirror is fine for a small slice
     partial = _crawl_files(tmp_path / "partial" / "crawl-data" / "warc", names[:3])
     assert len(list_inputs([str(manifest)], prefix=str(tmp_path / "partial"), limit=3)) == 3 and partial.exists()
-    for bad, message in (({"limit": 0}, "--limit"), ({"sample": 0.0}, "--sample"), ({"sample": 1.5}, "--sample"),
-                         ({"prefix": str(tmp_path / "absent")}, "--prefix"), ({"prefix": "gopher://host/"}, "not a store")):
+    for bad, message in (
+        ({"limit": 0}, "--limit"),
+        ({"sample": 0.0}, "--sample"),
+        ({"sample": 1.5}, "--sample"),
+        ({"prefix": str(tmp_path / "absent")}, "--prefix"),
+        ({"prefix": "gopher://host/"}, "not a store"),
+    ):
         with pytest.raises(UserError, match=message):
             list_inputs([str(manifest)], **bad)
     with pytest.raises(UserError, match="keeps none"):
@@ -143,8 +160,11 @@ def test_locations_are_canonical_whatever_their_spelling(tmp_path):
 
     assert storage.canonical(f"file://{tmp_path}/a.warc") == f"{tmp_path}/a.warc"
     assert storage.canonical(f"file://localhost{tmp_path}/a.warc") == f"{tmp_path}/a.warc"
-    assert storage.canonical("s3a://bucket/x/a.warc.gz") == storage.canonical("s3n://bucket/x/a.warc.gz") \
+    assert (
+        storage.canonical("s3a://bucket/x/a.warc.gz")
+        == storage.canonical("s3n://bucket/x/a.warc.gz")
         == "s3://bucket/x/a.warc.gz"
+    )
     assert storage.canonical("GS://b/k") == "gs://b/k"
     assert storage.join("s3://commoncrawl/", "crawl-data/a.warc.gz") == "s3://commoncrawl/crawl-data/a.warc.gz"
     assert storage.join("s3://b/lists", "s3a://c/a.warc") == "s3://c/a.warc"

@@ -22,12 +22,21 @@ def _split(rows):
 
 def test_jsonl_items_become_documents_and_bad_lines_ledger_rows(tmp_path):
     path = tmp_path / "bench.jsonl.gz"
-    lines = [json.dumps({"id": 7, "text": "Line one\nline two"}), "{broken", json.dumps([1, 2]),
-             json.dumps({"id": "x", "body": "no text"}), json.dumps({"text": 5}), "", json.dumps({"text": "no id"})]
+    lines = [
+        json.dumps({"id": 7, "text": "Line one\nline two"}),
+        "{broken",
+        json.dumps([1, 2]),
+        json.dumps({"id": "x", "body": "no text"}),
+        json.dumps({"text": 5}),
+        "",
+        json.dumps({"text": "no id"}),
+    ]
     path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
     docs, bad, (summary,) = _split(item_rows(str(path), "text", "id", 1000))
-    assert [(d["record_id"], d["url"], d["text"], d["offset"]) for d in docs] == [("7", "7", "Line one\nline two", 0),
-                                                                                  ("6", "6", "no id", 6)]
+    assert [(d["record_id"], d["url"], d["text"], d["offset"]) for d in docs] == [
+        ("7", "7", "Line one\nline two", 0),
+        ("6", "6", "no id", 6),
+    ]
     assert docs[0]["doc_id"] == doc_id(str(path), 0) and docs[0]["status"] == "ok"
     assert [(r["offset"], r["reason"]) for r in bad] == [(i, "bad_item") for i in (1, 2, 3, 4, 5)]
     assert "not JSON" in bad[0]["detail"] and "--text-column" in bad[2]["detail"] and "int" in bad[3]["detail"]
@@ -39,8 +48,7 @@ def test_parquet_items_and_a_missing_text_column(tmp_path):
     pq.write_table(pa.table({"qid": ["a", "b", "c"], "prompt": ["first", None, "third" * 300]}), path)
     docs, bad, (summary,) = _split(item_rows(str(path), "prompt", "qid", 1000))
     assert [(d["record_id"], d["offset"]) for d in docs] == [("a", 0)]
-    assert [(r["offset"], r["status"], r["reason"]) for r in bad] == [(1, "failed", "bad_item"),
-                                                                      (2, "flagged", "item_too_large")]
+    assert [(r["offset"], r["status"], r["reason"]) for r in bad] == [(1, "failed", "bad_item"), (2, "flagged", "item_too_large")]
     assert summary["parsed"] + summary["failed"] + summary["flagged"] == summary["records_seen"] == 3
     _, _, (failed,) = _split(item_rows(str(path), "text", "id", 1000))
     assert failed["status"] == "failed" and "--text-column" in failed["detail"]

@@ -496,8 +496,12 @@ def test_shared_substring_of_length_t_shares_a_fingerprint(alphabet_name, kw, ex
     shared_b = _case_and_punct(rng, shared)
     norm_a, norm_b = naive.normalize(shared_a)[0], naive.normalize(shared_b)[0]
     assert norm_a == norm_b and len(norm_a) >= t  # how the test is built, not the code under test
-    text_a = random_text(rng, alphabet + PUNCT, rng.randint(0, 80)) + shared_a + random_text(rng, alphabet + PUNCT, rng.randint(0, 80))
-    text_b = random_text(rng, alphabet + PUNCT, rng.randint(0, 80)) + shared_b + random_text(rng, alphabet + PUNCT, rng.randint(0, 80))
+    text_a = (
+        random_text(rng, alphabet + PUNCT, rng.randint(0, 80)) + shared_a + random_text(rng, alphabet + PUNCT, rng.randint(0, 80))
+    )
+    text_b = (
+        random_text(rng, alphabet + PUNCT, rng.randint(0, 80)) + shared_b + random_text(rng, alphabet + PUNCT, rng.randint(0, 80))
+    )
     ha, pa_ = ww.fingerprint(text_a, k=k, w=w, robust=robust)
     hb, pb = ww.fingerprint(text_b, k=k, w=w, robust=robust)
     common = set(ha.tolist()) & set(hb.tolist())
@@ -572,7 +576,7 @@ def test_positions_map_back_to_kgrams(text, k, w):
         tail = ww.normalize(text[p:])[0]
         width = len(fold_char(text[p]))
         assert width >= 1
-        assert any(tail[d:].startswith(gram) for d in range(width)), (p, gram, tail[:k + 3])
+        assert any(tail[d:].startswith(gram) for d in range(width)), (p, gram, tail[: k + 3])
         if width == 1:
             assert tail.startswith(gram)
 

@@ -29,8 +29,7 @@ def _imports(path) -> set[str]:
 
 
 def test_nothing_outside_the_stages_imports_pyspark():
-    offenders = [str(p.relative_to(PACKAGE)) for p in MODULES
-                 if "pyspark" in _imports(p) and p.parent.name != "stages"]
+    offenders = [str(p.relative_to(PACKAGE)) for p in MODULES if "pyspark" in _imports(p) and p.parent.name != "stages"]
     assert offenders == []
 
 
@@ -115,8 +114,12 @@ def test_no_module_imports_itself_through_others():
 
 def test_imports_run_down_the_floors_never_up_or_across():
     assert set(FLOOR) == {_folder(m) for m in _import_graph()}, "a new folder or loose module: give it a floor"
-    wrong = sorted((a, b) for a, targets in _import_graph().items() for b in targets
-                   if _folder(a) != _folder(b) and FLOOR[_folder(b)] >= FLOOR[_folder(a)])
+    wrong = sorted(
+        (a, b)
+        for a, targets in _import_graph().items()
+        for b in targets
+        if _folder(a) != _folder(b) and FLOOR[_folder(b)] >= FLOOR[_folder(a)]
+    )
     assert wrong == []
 
 
@@ -131,19 +134,35 @@ def test_the_algorithm_core_and_the_maths_have_no_io_layers():
             if p.name == "diskcache.py":
                 continue  # core's one file on disk: the cross-process memo of derived tables (the disk
                 # counterpart of Numba's cache=True), which core.charfold alone uses
-            assert _imports(p) <= {"__future__", "numpy", "numba", "pyarrow", "math", "dataclasses", "typing",
-                                   "collections", "functools", "unicodedata", "operator", "numbers",
-                                   "hashlib", "pygments"}, p  # hashlib: text keys; pygments: the code unit's
+            assert _imports(p) <= {
+                "__future__",
+                "numpy",
+                "numba",
+                "pyarrow",
+                "math",
+                "dataclasses",
+                "typing",
+                "collections",
+                "functools",
+                "unicodedata",
+                "operator",
+                "numbers",
+                "hashlib",
+                "pygments",
+            }, p  # hashlib: text keys; pygments: the code unit's
             # lexer: pure computation on a string, like the character table
             # within the package: each other and the argument checks -- no reader, writer or stage
             assert {m for m in _package_imports(p) if not m.startswith(("core", "analysis"))} <= {"_checks"}, p
 
 
 def test_config_and_the_command_line_load_without_numba_or_pyarrow():
-    code = ("import sys, webwinnow.config, webwinnow.app.cli, webwinnow.stages; "
-            "print(sorted(m for m in ('numba', 'pyarrow', 'numpy', 'pyspark') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          env={"PYTHONPATH": str(LIB), "PATH": ""})
+    code = (
+        "import sys, webwinnow.config, webwinnow.app.cli, webwinnow.stages; "
+        "print(sorted(m for m in ('numba', 'pyarrow', 'numpy', 'pyspark') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"PYTHONPATH": str(LIB), "PATH": ""}
+    )
     assert done.stdout.strip() == "[]"
 
 
@@ -163,8 +182,9 @@ def test_every_kernel_uses_the_one_set_of_numba_options():
 def test_the_readme_stage_table_is_the_stage_table():
     readme = (REPO / "README.md").read_text()
     rows = re.findall(r"^\| (\w+) \|([^|]+)\|([^|]+)\|([^|]*)\|([^|]*)\|$", readme, re.M)
-    table = {name: (reads, writes, uses, follows) for name, reads, writes, uses, follows in rows
-             if name in {s.name for s in STAGES}}
+    table = {
+        name: (reads, writes, uses, follows) for name, reads, writes, uses, follows in rows if name in {s.name for s in STAGES}
+    }
 
     def names(cell: str) -> tuple[str, ...]:
         return tuple(re.findall(r"`(\w+)`", cell))
@@ -182,14 +202,21 @@ def test_the_command_line_and_jobs_offer_every_stage():
     for s in STAGES:
         assert commands[s.name].description is None and s.help in _parser().format_help()
     assert sorted(p.name for p in (REPO / "jobs").iterdir() if p.suffix == ".py") == ["submit.py"]
-    done = subprocess.run([sys.executable, str(REPO / "jobs" / "submit.py"), "--help"], capture_output=True,
-                          text=True, env={"PYTHONPATH": str(LIB), "PATH": ""})
+    done = subprocess.run(
+        [sys.executable, str(REPO / "jobs" / "submit.py"), "--help"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(LIB), "PATH": ""},
+    )
     assert done.returncode == 0 and all(s.name in done.stdout for s in STAGES)
 
 
 def test_the_architecture_tree_names_every_module():
     text = (REPO / "docs" / "architecture.md").read_text()
-    tree = text[text.index("## Layers"):text.index("## The layering rule")]
-    unnamed = [str(p.relative_to(PACKAGE)) for p in MODULES if p.name not in ("__init__.py", "__main__.py")
-               and not re.search(rf"(?<![\w/]){re.escape(p.stem)}(\.py)?\b", tree)]
+    tree = text[text.index("## Layers") : text.index("## The layering rule")]
+    unnamed = [
+        str(p.relative_to(PACKAGE))
+        for p in MODULES
+        if p.name not in ("__init__.py", "__main__.py") and not re.search(rf"(?<![\w/]){re.escape(p.stem)}(\.py)?\b", tree)
+    ]
     assert unnamed == []

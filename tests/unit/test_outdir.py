@@ -134,7 +134,10 @@ def test_something_in_the_way_of_the_incomplete_folder(tmp_path, crawl_file, cap
     [
         (["run", "{missing}", "--out", "{out}"], "1 input path does not exist"),
         (["run", "{crawl}", "--out", "{out}", "--exclude", "{missing}"], "--exclude"),
-        (["run", "{crawl}", "--out", "{out}", "--k", str(10**20)], "k (the noise threshold) must be an integer >= 1 and <= 2147483647"),
+        (
+            ["run", "{crawl}", "--out", "{out}", "--k", str(10**20)],
+            "k (the noise threshold) must be an integer >= 1 and <= 2147483647",
+        ),
         (["run", "{crawl}", "--out", "{out}", "--w", str(2**40)], "w (the window) must be an integer >= 1 and <= 2147483647"),
         (["run", "{crawl}", "--out", "{out}", "--mod-p", str(2**70)], "winnow.mod_p must be an integer"),
         (["run", "{crawl}", "--out", "{out}", "--max-df", str(2**70)], "pairing.max_df must be an integer"),
@@ -150,8 +153,14 @@ def test_something_in_the_way_of_the_incomplete_folder(tmp_path, crawl_file, cap
 def test_fails_fast_with_one_line(tmp_path, crawl_file, capsys, no_spark, argv, needle):
     (tmp_path / "notes.txt").write_text("shopping list\neggs\n")
     (tmp_path / "notes.doc").write_text("shopping list\neggs\n")
-    values = {"doc": str(tmp_path / "notes.doc"), "missing": str(tmp_path / "gone.warc.gz"), "out": str(tmp_path / "out"), "crawl": str(crawl_file),
-              "notes": str(tmp_path / "notes.txt"), "tmp": str(tmp_path)}
+    values = {
+        "doc": str(tmp_path / "notes.doc"),
+        "missing": str(tmp_path / "gone.warc.gz"),
+        "out": str(tmp_path / "out"),
+        "crawl": str(crawl_file),
+        "notes": str(tmp_path / "notes.txt"),
+        "tmp": str(tmp_path),
+    }
     before = _tree(tmp_path)
     _refused([a.format(**values) for a in argv], capsys, needle)
     assert _tree(tmp_path) == before  # nothing created: no OUT, no OUT.incomplete, no lock
@@ -162,8 +171,7 @@ def test_a_run_in_progress_locks_its_out(tmp_path, crawl_file, capsys, no_spark)
     with RunLock(out, "webwinnow run"):
         record = json.loads((tmp_path / "out.lock").read_text())
         assert record["pid"] == os.getpid() and record["host"]
-        _refused(["run", str(crawl_file), "--out", str(out)], capsys, "is in use by another webwinnow run",
-                 f"pid {os.getpid()}")
+        _refused(["run", str(crawl_file), "--out", str(out)], capsys, "is in use by another webwinnow run", f"pid {os.getpid()}")
     assert not (tmp_path / "out.lock").exists()
 
 
@@ -243,12 +251,16 @@ def test_environment_failures_are_told_apart_from_bugs():
 
     full = environment_failure(OSError(errno.ENOSPC, "No space left on device", "/d/out.incomplete/run.log"), "/d/out")
     assert full.kind == "disk_full" and "/d/out.incomplete/run.log" in full.message and full.exit_code == 4
-    java = RuntimeError("An error occurred while calling o123.parquet.\n: org.apache.spark.SparkException: Job aborted"
-                        "\nCaused by: java.io.IOException: No space left on device\n\tat java.io.FileOutputStream")
+    java = RuntimeError(
+        "An error occurred while calling o123.parquet.\n: org.apache.spark.SparkException: Job aborted"
+        "\nCaused by: java.io.IOException: No space left on device\n\tat java.io.FileOutputStream"
+    )
     assert environment_failure(java, "/d/out").kind == "disk_full"
-    corrupt = RuntimeError("[FAILED_READ_FILE.NO_HINT] Error while reading file file:/d/out/pairs/part-00000-x.zstd.parquet."
-                           " Caused by: java.lang.RuntimeException: file:/d/out/pairs/part-00000-x.zstd.parquet is not a"
-                           " Parquet file. Expected magic number at tail")
+    corrupt = RuntimeError(
+        "[FAILED_READ_FILE.NO_HINT] Error while reading file file:/d/out/pairs/part-00000-x.zstd.parquet."
+        " Caused by: java.lang.RuntimeException: file:/d/out/pairs/part-00000-x.zstd.parquet is not a"
+        " Parquet file. Expected magic number at tail"
+    )
     failure = environment_failure(corrupt, "/d/out")
     assert failure.kind == "corrupt_table" and "/d/out/pairs/part-00000-x.zstd.parquet is corrupt" in failure.message
     try:

@@ -35,8 +35,9 @@ def test_seeds_are_every_two_fingerprints_of_a_hash_below_the_cap(seed, chunk):
     got: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
     for s in partition_seeds(h, doc, pos, max_df, chunk=chunk):
         assert chunk >= 1 and (len(s.doc_a) <= chunk or len(set(s.hash.tolist())) == 1)
-        for a, b, hh, pa, pb in zip(s.doc_a.tolist(), s.doc_b.tolist(), s.hash.tolist(), s.pos_a.tolist(),
-                                    s.pos_b.tolist(), strict=True):
+        for a, b, hh, pa, pb in zip(
+            s.doc_a.tolist(), s.doc_b.tolist(), s.hash.tolist(), s.pos_a.tolist(), s.pos_b.tolist(), strict=True
+        ):
             got.setdefault((a, b), []).append((hh, pa, pb))
     want = naive.pair_seeds(rows, max_df)
     assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in want.items()}
@@ -98,12 +99,21 @@ def test_cross_seeds_pair_every_indexed_fingerprint_with_every_new_one_and_never
     rows = sorted(rows, key=lambda r: (r[1], r[0] in new_docs, r[0], r[2]))
     h, doc, pos = _arrays(rows)
     new = np.array([r[0] in new_docs for r in rows])
-    got = sorted((a, b, hh, pa, pb) for s in cross_seeds(h, doc, pos, new, with_self, chunk=chunk)
-                 for a, b, hh, pa, pb in zip(s.doc_a.tolist(), s.doc_b.tolist(), s.hash.tolist(), s.pos_a.tolist(),
-                                             s.pos_b.tolist(), strict=True))
-    want = sorted((d1, d2, h1, p1, p2) for d1, h1, p1 in rows for d2, h2, p2 in rows
-                  if h1 == h2 and d1 != d2 and ((d1 not in new_docs and d2 in new_docs)
-                                                or (with_self and d1 in new_docs and d2 in new_docs and d1 < d2)))
+    got = sorted(
+        (a, b, hh, pa, pb)
+        for s in cross_seeds(h, doc, pos, new, with_self, chunk=chunk)
+        for a, b, hh, pa, pb in zip(
+            s.doc_a.tolist(), s.doc_b.tolist(), s.hash.tolist(), s.pos_a.tolist(), s.pos_b.tolist(), strict=True
+        )
+    )
+    want = sorted(
+        (d1, d2, h1, p1, p2)
+        for d1, h1, p1 in rows
+        for d2, h2, p2 in rows
+        if h1 == h2
+        and d1 != d2
+        and ((d1 not in new_docs and d2 in new_docs) or (with_self and d1 in new_docs and d2 in new_docs and d1 < d2))
+    )
     assert got == want and len(want) > 0
 
 
@@ -120,8 +130,10 @@ def test_a_hash_seeds_from_its_first_repeats_in_each_document(cap):
     """first_repeats keeps, of every (hash, document), its first `cap` rows in position order
     (0: all), and the seeds of the kept rows are the definition's over those rows."""
     rng = np.random.default_rng(cap)
-    rows = sorted((int(d), int(h), int(p)) for d, h, p in zip(rng.integers(0, 6, 600), rng.integers(0, 4, 600),
-                                                            rng.integers(0, 10_000, 600)))
+    rows = sorted(
+        (int(d), int(h), int(p))
+        for d, h, p in zip(rng.integers(0, 6, 600), rng.integers(0, 4, 600), rng.integers(0, 10_000, 600))
+    )
     by_hash = sorted(rows, key=lambda r: (r[1], r[0], r[2]))
     h, doc, pos = _arrays(by_hash)
     keep = first_repeats(h, doc, cap)
@@ -134,8 +146,9 @@ def test_a_hash_seeds_from_its_first_repeats_in_each_document(cap):
     kept = [r for r, k in zip(by_hash, keep.tolist(), strict=True) if k]
     got: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
     for s in partition_seeds(h[keep], doc[keep], pos[keep], 10):
-        for a, b, hh, pa, pb in zip(s.doc_a.tolist(), s.doc_b.tolist(), s.hash.tolist(), s.pos_a.tolist(),
-                                    s.pos_b.tolist(), strict=True):
+        for a, b, hh, pa, pb in zip(
+            s.doc_a.tolist(), s.doc_b.tolist(), s.hash.tolist(), s.pos_a.tolist(), s.pos_b.tolist(), strict=True
+        ):
             got.setdefault((a, b), []).append((hh, pa, pb))
     assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in naive.pair_seeds(kept, 10).items()}
     if cap:

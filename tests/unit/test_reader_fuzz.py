@@ -26,8 +26,15 @@ from webwinnow.crawl.records import file_rows
 from paths import REAL, need
 
 CFG = ExtractConfig()
-FILES = ["dolma__sample-0000.warc.gz", "warcat__at.warc.gz", "webarchive-commons__IAH-urls-wget.warc.gz",
-         "node-warc__parseMe.warc.gz", "aut__issue-493.warc", "aut__issue-514.warc", "jwat__small_BNF.arc"]
+FILES = [
+    "dolma__sample-0000.warc.gz",
+    "warcat__at.warc.gz",
+    "webarchive-commons__IAH-urls-wget.warc.gz",
+    "node-warc__parseMe.warc.gz",
+    "aut__issue-493.warc",
+    "aut__issue-514.warc",
+    "jwat__small_BNF.arc",
+]
 TRIALS = 8  # per file and mutation kind
 
 
@@ -75,7 +82,7 @@ def _content_length(block: bytes, delta: int) -> bytes | None:
     if m is None:
         return None
     value = max(0, int(m.group(1)) + delta)
-    return block[: m.start(1)] + str(value).encode() + block[m.end(1):]
+    return block[: m.start(1)] + str(value).encode() + block[m.end(1) :]
 
 
 def _mutations(data: bytes, gz: bool, rng: random.Random):
@@ -94,13 +101,23 @@ def _mutations(data: bytes, gz: bool, rng: random.Random):
             b = bytearray(data)
             b[at] ^= 1 << rng.randrange(8)
             yield "flip_compressed", bytes(b), others(i)
-            yield "delete_member", data[: s.start] + data[s.end:], [Span(x.start - (s.end - s.start) * (x.start > s.start), x.end - (s.end - s.start) * (x.start > s.start)) for x in others(i)]
+            yield (
+                "delete_member",
+                data[: s.start] + data[s.end :],
+                [
+                    Span(x.start - (s.end - s.start) * (x.start > s.start), x.end - (s.end - s.start) * (x.start > s.start))
+                    for x in others(i)
+                ],
+            )
             size = s.end - s.start
-            yield "duplicate_member", data[: s.end] + data[s.start: s.end] + data[s.end:], \
-                [x if x.start < s.end else Span(x.start + size, x.end + size) for x in spans]
-            inner = zlib.decompress(data[s.start: s.end], 31)
+            yield (
+                "duplicate_member",
+                data[: s.end] + data[s.start : s.end] + data[s.end :],
+                [x if x.start < s.end else Span(x.start + size, x.end + size) for x in spans],
+            )
+            inner = zlib.decompress(data[s.start : s.end], 31)
         else:
-            inner = data[s.start: s.end]
+            inner = data[s.start : s.end]
         head_end = inner.find(b"\r\n\r\n") if inner.startswith(b"WARC/") else inner.find(b"\n")
         hb = bytearray(inner)
         if head_end > 10:
@@ -112,7 +129,7 @@ def _mutations(data: bytes, gz: bool, rng: random.Random):
             new = gzip.compress(new_inner) if gz else new_inner
             shifted = len(new) - (s.end - s.start)
             intact = [Span(x.start + shifted * (x.start > s.start), x.end + shifted * (x.start > s.start)) for x in others(i)]
-            yield kind, data[: s.start] + new + data[s.end:], intact
+            yield kind, data[: s.start] + new + data[s.end :], intact
         cut = rng.randrange(1, len(data))
         yield "truncate", data[:cut], [x for x in spans if x.end <= cut]
         junk = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40)))
@@ -142,7 +159,7 @@ def _fuzz_one(name: str, tmp_path: Path, seed: int) -> Counter:
         want: Counter = Counter()
         for span in intact:
             # spans are located by content: the intact bytes are identical in the mutated file
-            original = next((s for s in spans if data[s.start: s.end] == mutated[span.start: span.end]), None)
+            original = next((s for s in spans if data[s.start : s.end] == mutated[span.start : span.end]), None)
             if original is not None:
                 want += by_span.get(original, Counter())
         missing = want - got

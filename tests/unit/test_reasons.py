@@ -55,9 +55,14 @@ def test_vocabulary_is_consistent_and_documented():
     for reason in REASONS:
         assert f"`{reason}`" in readme, reason
     # every reason string the extractor can emit is in the vocabulary
-    source = "".join((REPO / "lib" / "webwinnow" / "crawl" / name).read_text() for name in ("framing.py", "records.py", "httpbody.py"))
-    emitted = set(re.findall(r'(?:error|reason)\s*=\s*"([a-z_]+)"', source)) | set(re.findall(r'_DecodeFailed\("([a-z_]+)"\)', source)) \
-        | set(re.findall(r'"reason": "([a-z_]+)"', source)) \
+    source = "".join(
+        (REPO / "lib" / "webwinnow" / "crawl" / name).read_text() for name in ("framing.py", "records.py", "httpbody.py")
+    )
+    emitted = (
+        set(re.findall(r'(?:error|reason)\s*=\s*"([a-z_]+)"', source))
+        | set(re.findall(r'_DecodeFailed\("([a-z_]+)"\)', source))
+        | set(re.findall(r'"reason": "([a-z_]+)"', source))
         | {m[1] for m in re.findall(r'status, reason = \(?"([a-z_]+)", "([a-z_]+)"', source)}
+    )
     emitted -= {"failed", "empty"}  # file statuses caught by the first pattern in "status, reason = ..."
     assert emitted and emitted <= set(REASONS), emitted - set(REASONS)

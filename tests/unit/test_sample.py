@@ -125,10 +125,18 @@ def pages(records):
         if not ctype.startswith("text/html"):
             continue
         text = r["body"].decode(charset_of(ctype, r["body"]))
-        out.append({
-            "url": r["url"], "date": r["date"], "file": r["file"], "text": text, "ctype": ctype,
-            "vis": visible(text), "vis_norm": norm(visible(text)), "main_norm": norm(visible(main_part(text))),
-        })
+        out.append(
+            {
+                "url": r["url"],
+                "date": r["date"],
+                "file": r["file"],
+                "text": text,
+                "ctype": ctype,
+                "vis": visible(text),
+                "vis_norm": norm(visible(text)),
+                "main_norm": norm(visible(main_part(text))),
+            }
+        )
     return out
 
 
@@ -146,8 +154,9 @@ def test_output_is_byte_identical_across_runs_and_processes(generated, tmp_path)
     out_a, summary, _ = generated
     out_b = tmp_path / "b"
     env = dict(os.environ, PYTHONPATH=str(LIB), PYTHONHASHSEED="12345")
-    proc = subprocess.run([sys.executable, "-m", "webwinnow.sample", str(out_b)], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "webwinnow.sample", str(out_b)], env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert "planted_copies:" in proc.stdout
     names_a = sorted(p.name for p in out_a.iterdir())
@@ -169,8 +178,12 @@ def test_site_tag_moves_every_site_to_its_own_hosts(tmp_path):
     summary = sample.write_sample(tmp_path, seed=11, pages=60, files=1, site_tag="s11")
     planted = json.loads((tmp_path / "planted.json").read_text())
     assert set(planted["hosts"].values()) == {
-        "news.s11.sample.test", "www.news.s11.sample.test", "docs.s11.sample.test",
-        "blog.s11.sample.test", "mirror.s11.sample.test"}
+        "news.s11.sample.test",
+        "www.news.s11.sample.test",
+        "docs.s11.sample.test",
+        "blog.s11.sample.test",
+        "mirror.s11.sample.test",
+    }
     hosts, ips = Counter(), Counter()
     with open(summary["warc_files"][0], "rb") as fh:
         for rec in ArchiveIterator(fh):
@@ -343,7 +356,10 @@ def test_templates_repeat_boilerplate(pages):
     news = [p for p in pages if p["url"].startswith("http://news.sample.test/")]
     docs = [p for p in pages if p["url"].startswith("http://docs.sample.test/")]
     assert len(news) > 100 and len(docs) > 100
-    for group, pattern in ((news, r"(?s)<aside class=\"sidebar\">(.*?)</aside>"), (docs, r"(?s)<nav id=\"side-nav\">(.*?)</nav>")):
+    for group, pattern in (
+        (news, r"(?s)<aside class=\"sidebar\">(.*?)</aside>"),
+        (docs, r"(?s)<nav id=\"side-nav\">(.*?)</nav>"),
+    ):
         parts = [norm(visible(re.search(pattern, p["text"]).group(1))) for p in group]
         assert len(set(parts)) == 1 and len(parts[0]) > 200
         nav_links = re.search(pattern, group[0]["text"]).group(1).count("<a ")
@@ -432,8 +448,12 @@ def test_non_html_revisits_and_statuses(planted, records):
     assert len(revisits) == 2
     for rv in revisits:
         assert rv["warc"].get_header("WARC-Profile").endswith("/revisit/identical-payload-digest")
-        orig = [r for r in responses if r["url"] == rv["warc"].get_header("WARC-Refers-To-Target-URI")
-                and r["date"] == rv["warc"].get_header("WARC-Refers-To-Date")]
+        orig = [
+            r
+            for r in responses
+            if r["url"] == rv["warc"].get_header("WARC-Refers-To-Target-URI")
+            and r["date"] == rv["warc"].get_header("WARC-Refers-To-Date")
+        ]
         assert len(orig) == 1 and orig[0]["date"] < rv["date"]
         assert orig[0]["warc"].get_header("WARC-Payload-Digest") == rv["warc"].get_header("WARC-Payload-Digest")
 
@@ -489,6 +509,10 @@ def test_sample_command_writes_only_into_new_empty_or_own_folders(tmp_path, caps
     assert main(["sample", str(ours), "--pages", "60"]) == 0
     (ours / "sample-00007.warc.gz").write_bytes(b"left from a larger sample")  # a name the sample owns
     assert main(["sample", str(ours), "--pages", "60", "--seed", "9"]) == 0
-    assert sorted(p.name for p in ours.iterdir()) == ["planted.json", "sample-00000.warc.gz",
-                                                      "sample-00001.warc.gz", "sample-00002.warc.gz"]
+    assert sorted(p.name for p in ours.iterdir()) == [
+        "planted.json",
+        "sample-00000.warc.gz",
+        "sample-00001.warc.gz",
+        "sample-00002.warc.gz",
+    ]
     assert json.loads((ours / "planted.json").read_text())["seed"] == 9

@@ -31,7 +31,9 @@ def _seeds(text_a: str, text_b: str, k: int, w: int):
 
 
 def _spans(found) -> set[tuple[int, int, int, int, int]]:
-    return set(zip(found.start_a.tolist(), found.end_a.tolist(), found.start_b.tolist(), found.end_b.tolist(), found.length.tolist()))
+    return set(
+        zip(found.start_a.tolist(), found.end_a.tolist(), found.start_b.tolist(), found.end_b.tolist(), found.length.tolist())
+    )
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -56,7 +58,7 @@ def test_a_long_copy_is_one_span_covering_it():
     assert len(found) == 1
     start = a.index(copy)
     assert found.start_a[0] <= start and found.end_a[0] >= start + len(copy)
-    assert ww.normalize(a[found.start_a[0]:found.end_a[0]])[0] == ww.normalize(b[found.start_b[0]:found.end_b[0]])[0]
+    assert ww.normalize(a[found.start_a[0] : found.end_a[0]])[0] == ww.normalize(b[found.start_b[0] : found.end_b[0]])[0]
     assert found.length[0] >= len(ww.normalize(copy)[0])
 
 
@@ -163,7 +165,7 @@ def _window_case(rng: random.Random, k: int, w: int, margin: int):
     windows = []
     for text, pos in ((a, pos_a), (b, pos_b)):
         start, end, opened = text_windows(_normalized(text)[1], pos.min(keepdims=True), pos.max(keepdims=True), k, margin)
-        windows.append((text[int(start[0]):int(end[0])], int(start[0]), int(opened[0])))
+        windows.append((text[int(start[0]) : int(end[0])], int(start[0]), int(opened[0])))
     return a, b, pos_a, pos_b, windows
 
 
@@ -186,12 +188,21 @@ def test_batch_passages_equal_whole_text_passages_or_say_truncated(margin, max_s
         fp_flags.append(np.isin(hashes[keep], boilerplate))
         fp_offsets.append(fp_offsets[-1] + int(keep.sum()))
     got = batch_passages(
-        [c[4][0][0] for c in cases], [c[4][1][0] for c in cases],
-        np.array([c[4][0][1] for c in cases]), np.array([c[4][1][1] for c in cases]),
-        np.array([c[4][0][2] for c in cases]), np.array([c[4][1][2] for c in cases]),
+        [c[4][0][0] for c in cases],
+        [c[4][1][0] for c in cases],
+        np.array([c[4][0][1] for c in cases]),
+        np.array([c[4][1][1] for c in cases]),
+        np.array([c[4][0][2] for c in cases]),
+        np.array([c[4][1][2] for c in cases]),
         np.concatenate([[0], np.cumsum([len(c[2]) for c in cases])]),
-        np.concatenate([c[2] for c in cases]), np.concatenate([c[3] for c in cases]),
-        np.array(fp_offsets), np.concatenate(fp_pos), np.concatenate(fp_flags), k, max_spans=max_spans)
+        np.concatenate([c[2] for c in cases]),
+        np.concatenate([c[3] for c in cases]),
+        np.array(fp_offsets),
+        np.concatenate(fp_pos),
+        np.concatenate(fp_flags),
+        k,
+        max_spans=max_spans,
+    )
     settled = 0
     for p, c in enumerate(cases):
         a, b, pos_a, pos_b, ((wa, sa, oa), (wb, sb, ob)) = c
@@ -203,8 +214,15 @@ def test_batch_passages_equal_whole_text_passages_or_say_truncated(margin, max_s
         settled += 1
         whole = copied_passages(a, b, pos_a, pos_b, k, max_spans=max_spans)
         mine = got.pair == p
-        spans = set(zip(got.start_a[mine].tolist(), got.end_a[mine].tolist(), got.start_b[mine].tolist(),
-                        got.end_b[mine].tolist(), got.length[mine].tolist()))
+        spans = set(
+            zip(
+                got.start_a[mine].tolist(),
+                got.end_a[mine].tolist(),
+                got.start_b[mine].tolist(),
+                got.end_b[mine].tolist(),
+                got.length[mine].tolist(),
+            )
+        )
         assert spans == _spans(whole) == _spans(windowed)
         assert got.capped[p] == whole.capped
         want = boilerplate_share(fp_lists[p][0], fp_lists[p][1], boilerplate, whole.start_a, whole.end_a)

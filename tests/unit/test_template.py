@@ -61,15 +61,16 @@ def test_template_intervals_are_the_definition(seed):
 def test_window_intervals_clip_and_shift(seed):
     rng = random.Random(seed)
     n = 400
-    lo, hi = template_intervals(np.array(sorted(rng.sample(range(380), 40)), np.int64),
-                                np.array([rng.random() < 0.5 for _ in range(40)]), 8, 12, n)
+    lo, hi = template_intervals(
+        np.array(sorted(rng.sample(range(380), 40)), np.int64), np.array([rng.random() < 0.5 for _ in range(40)]), 8, 12, n
+    )
     win_lo = np.array(sorted(rng.randint(0, n) for _ in range(20)), np.int64)
     win_hi = np.array([min(n, a + rng.randint(0, 120)) for a in win_lo], np.int64)
     counts, wlo, whi = window_intervals(lo, hi, win_lo, win_hi)
     whole = _mask(lo, hi, n)
     at = 0
     for a, b, c in zip(win_lo.tolist(), win_hi.tolist(), counts.tolist()):
-        assert _mask(wlo[at:at + c], whi[at:at + c], b - a) == whole[a:b]
+        assert _mask(wlo[at : at + c], whi[at : at + c], b - a) == whole[a:b]
         at += c
     assert at == len(wlo)
 
@@ -79,8 +80,10 @@ def test_a_page_of_template_is_template_end_to_end():
     character is covered once the gaps are filled, though the k-grams alone leave holes."""
     k, w = 50, 100
     rng = random.Random(1)
-    nav = " ".join(rng.choice(["Home", "About", "Documentation", "Index", "Search", "Contact", "News"])
-                   + str(rng.randint(0, 99)) for _ in range(300))
+    nav = " ".join(
+        rng.choice(["Home", "About", "Documentation", "Index", "Search", "Contact", "News"]) + str(rng.randint(0, 99))
+        for _ in range(300)
+    )
     hashes, positions = ww.fingerprint(nav, k=k, w=w)
     codes, offsets = _normalized(nav)
     norm_positions = np.searchsorted(offsets, positions)
@@ -93,7 +96,7 @@ def test_a_page_of_template_is_template_end_to_end():
 def _content_case(rng: random.Random, k: int, w: int):
     """Two pages sharing a navigation bar (boilerplate), a content passage next to it, and other text."""
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyzé") for _ in range(rng.randint(2, 8))) for _ in range(300)]
-    text = (lambda n: " ".join(rng.choice(words) for _ in range(n)))
+    text = lambda n: " ".join(rng.choice(words) for _ in range(n))
     nav = "Home · Products · Support · Downloads · Community · About us · Contact"
     copied = text(rng.randint(3, 40))
     a = f"{text(rng.randint(0, 20))} {nav} {copied} {text(rng.randint(0, 30))}"
@@ -112,8 +115,23 @@ def test_content_characters_of_spans_are_those_outside_each_sides_template(margi
         nav_hashes |= set(naive.kgram_hashes(nav, k)[0])
         cases.append((a, b))
     boilerplate = np.array(sorted(nav_hashes), np.int64)
-    inputs: dict[str, list] = {name: [] for name in ("text_a", "text_b", "base_a", "base_b", "open_a", "open_b",
-                                                     "pos_a", "pos_b", "seed_n", "fp_pos", "fp_flag", "fp_n")}
+    inputs: dict[str, list] = {
+        name: []
+        for name in (
+            "text_a",
+            "text_b",
+            "base_a",
+            "base_b",
+            "open_a",
+            "open_b",
+            "pos_a",
+            "pos_b",
+            "seed_n",
+            "fp_pos",
+            "fp_flag",
+            "fp_n",
+        )
+    }
     templates: dict[str, list] = {"a": [], "b": []}
     masks = []
     for a, b in cases:
@@ -134,7 +152,7 @@ def test_content_characters_of_spans_are_those_outside_each_sides_template(margi
                 start, end, opened = np.array([0]), np.array([len(text)]), np.array([0])
             win_lo, win_hi = np.searchsorted(offsets, start), np.searchsorted(offsets, end)
             templates[x].append(window_intervals(t_lo, t_hi, win_lo, win_hi))
-            inputs[f"text_{x}"].append(text[int(start[0]):int(end[0])])
+            inputs[f"text_{x}"].append(text[int(start[0]) : int(end[0])])
             inputs[f"base_{x}"].append(int(start[0]))
             inputs[f"open_{x}"].append(int(opened[0]))
             if x == "a":
@@ -150,13 +168,31 @@ def test_content_characters_of_spans_are_those_outside_each_sides_template(margi
     def offsets(counts):
         return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
-    tpl = {x: (offsets([int(t[0].sum()) for t in templates[x]]), np.concatenate([t[1] for t in templates[x]]),
-               np.concatenate([t[2] for t in templates[x]])) for x in "ab"}
-    got = batch_passages(inputs["text_a"], inputs["text_b"], np.array(inputs["base_a"]), np.array(inputs["base_b"]),
-                         np.array(inputs["open_a"]), np.array(inputs["open_b"]), offsets(inputs["seed_n"]),
-                         np.concatenate(inputs["pos_a"]), np.concatenate(inputs["pos_b"]), offsets(inputs["fp_n"]),
-                         np.concatenate(inputs["fp_pos"]), np.concatenate(inputs["fp_flag"]), k,
-                         template_a=tpl["a"], template_b=tpl["b"])
+    tpl = {
+        x: (
+            offsets([int(t[0].sum()) for t in templates[x]]),
+            np.concatenate([t[1] for t in templates[x]]),
+            np.concatenate([t[2] for t in templates[x]]),
+        )
+        for x in "ab"
+    }
+    got = batch_passages(
+        inputs["text_a"],
+        inputs["text_b"],
+        np.array(inputs["base_a"]),
+        np.array(inputs["base_b"]),
+        np.array(inputs["open_a"]),
+        np.array(inputs["open_b"]),
+        offsets(inputs["seed_n"]),
+        np.concatenate(inputs["pos_a"]),
+        np.concatenate(inputs["pos_b"]),
+        offsets(inputs["fp_n"]),
+        np.concatenate(inputs["fp_pos"]),
+        np.concatenate(inputs["fp_flag"]),
+        k,
+        template_a=tpl["a"],
+        template_b=tpl["b"],
+    )
     checked = template_spans = 0
     for p, (a, b) in enumerate(cases):
         if got.truncated[p]:
@@ -165,11 +201,14 @@ def test_content_characters_of_spans_are_those_outside_each_sides_template(margi
         mine = np.flatnonzero(got.pair == p)
         whole = copied_passages(a, b, inputs["pos_a"][p], inputs["pos_b"][p], k)
         assert sorted(zip(got.start_a[mine].tolist(), got.start_b[mine].tolist())) == sorted(
-            zip(whole.start_a.tolist(), whole.start_b.tolist()))
+            zip(whole.start_a.tolist(), whole.start_b.tolist())
+        )
         union: list[set[int]] = [set(), set()]
         for i in mine:
-            for side, start, end, content in ((0, got.start_a[i], got.end_a[i], got.content_a[i]),
-                                              (1, got.start_b[i], got.end_b[i], got.content_b[i])):
+            for side, start, end, content in (
+                (0, got.start_a[i], got.end_a[i], got.content_a[i]),
+                (1, got.start_b[i], got.end_b[i], got.content_b[i]),
+            ):
                 mask, offs = masks[p][side]
                 chars = [j for j, o in enumerate(offs) if start <= o < end]
                 assert len(chars) == got.length[i]
@@ -194,7 +233,7 @@ def test_span_arithmetic_is_set_arithmetic(seed):
     text = "".join(rng.choice("ab ßé\n") for _ in range(n))
     spans = [(rng.randint(-5, n + 5), rng.randint(-5, n + 5)) for _ in range(rng.randint(0, 8))]
     minus = [(rng.randint(0, n), rng.randint(0, n)) for _ in range(rng.randint(0, 5))]
-    as_set = (lambda ss: {i for s, e in ss for i in range(max(s, 0), min(e, n))})
+    as_set = lambda ss: {i for s, e in ss for i in range(max(s, 0), min(e, n))}
     merged = merge_spans(spans, n)
     assert as_set(merged) == as_set(spans)
     assert all(e < s2 for (_, e), (s2, _) in zip(merged, merged[1:]))  # disjoint and not touching
@@ -210,9 +249,21 @@ def test_a_passage_copied_twice_counts_once_on_the_side_it_came_from():
     a, b = x, x + " zzz qqq " + x
     fa, fb = ww.fingerprint(a, k=k, w=w), ww.fingerprint(b, k=k, w=w)
     seeds = [(p, q) for h, p in zip(*fa) for g, q in zip(*fb) if h == g]
-    got = batch_passages([a], [b], np.array([0]), np.array([0]), np.array([0]), np.array([0]),
-                         np.array([0, len(seeds)]), np.array([s[0] for s in seeds]), np.array([s[1] for s in seeds]),
-                         np.array([0, 0]), np.zeros(0, np.int64), np.zeros(0, bool), k)
+    got = batch_passages(
+        [a],
+        [b],
+        np.array([0]),
+        np.array([0]),
+        np.array([0]),
+        np.array([0]),
+        np.array([0, len(seeds)]),
+        np.array([s[0] for s in seeds]),
+        np.array([s[1] for s in seeds]),
+        np.array([0, 0]),
+        np.zeros(0, np.int64),
+        np.zeros(0, bool),
+        k,
+    )
     n = len(_normalized(a)[0])
     assert len(got.length) == 2 and got.length.tolist() == [n, n]  # two spans, each all of a
     assert got.union[0].tolist() == [n, n, 2 * n, 2 * n]  # a once, b twice: shares stay <= 1

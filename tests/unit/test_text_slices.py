@@ -14,10 +14,20 @@ def _batch(sizes):
     return pa.RecordBatch.from_pydict({"doc_id": list(range(len(sizes))), "text": pa.array(texts, pa.string())})
 
 
-@pytest.mark.parametrize("sizes,limit", [
-    ([5, 5, 5, 5], 10), ([5, 5, 5, 5], 9), ([30, 1, 1], 10), ([1, 1, 30], 10), ([None, 4, None, 7], 8),
-    ([], 10), ([0, 0, 0], 1), ([10, 10], 10), (list(range(1, 40)), 50),
-])
+@pytest.mark.parametrize(
+    "sizes,limit",
+    [
+        ([5, 5, 5, 5], 10),
+        ([5, 5, 5, 5], 9),
+        ([30, 1, 1], 10),
+        ([1, 1, 30], 10),
+        ([None, 4, None, 7], 8),
+        ([], 10),
+        ([0, 0, 0], 1),
+        ([10, 10], 10),
+        (list(range(1, 40)), 50),
+    ],
+)
 def test_slices_cover_the_batch_in_order_within_the_limit(sizes, limit):
     batch = _batch(sizes)
     parts = list(text_slices(batch, limit))

@@ -41,8 +41,9 @@ def test_word_examples():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.sampled_from(WORD_CHARS), max_size=200), st.sampled_from([(1, 1), (2, 3), (3, 4), (5, 16)]),
-       st.booleans())
+@given(
+    st.text(alphabet=st.sampled_from(WORD_CHARS), max_size=200), st.sampled_from([(1, 1), (2, 3), (3, 4), (5, 16)]), st.booleans()
+)
 def test_word_fingerprints_match_naive(text, kw, robust):
     k, w = kw
     hashes, positions = ww.fingerprint(text, k=k, w=w, robust=robust, unit="word")
@@ -82,10 +83,20 @@ def test_a_shared_run_of_t_words_shares_a_fingerprint(kw, extra, robust, seed):
     rng = random.Random(seed)
     small = VOCAB[:30]  # few distinct words: many repeats and ties, the hard case for winnowing
     shared = [rng.choice(small) for _ in range(t + extra)]
-    text_a = _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))]) + " " + _styled(rng, shared) + \
-        " " + _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))])
-    text_b = _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))]) + " " + _styled(rng, shared) + \
-        " " + _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))])
+    text_a = (
+        _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))])
+        + " "
+        + _styled(rng, shared)
+        + " "
+        + _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))])
+    )
+    text_b = (
+        _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))])
+        + " "
+        + _styled(rng, shared)
+        + " "
+        + _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 40))])
+    )
     ha, _ = ww.fingerprint(text_a, k=k, w=w, robust=robust, unit="word")
     hb, _ = ww.fingerprint(text_b, k=k, w=w, robust=robust, unit="word")
     assert set(ha.tolist()) & set(hb.tolist())
@@ -127,8 +138,8 @@ def test_word_passages_equal_the_naive_spans(seed):
     spans = set(zip(got.start_a.tolist(), got.end_a.tolist(), got.start_b.tolist(), got.end_b.tolist(), got.length.tolist()))
     assert spans == naive.copied_word_spans(a, b, k, w)
     for s in zip(got.start_a, got.end_a, got.start_b, got.end_b, got.length):
-        assert [x for x, _, _ in naive.words(a[s[0]:s[1]])] == [x for x, _, _ in naive.words(b[s[2]:s[3]])]
-        assert len(naive.words(a[s[0]:s[1]])) == s[4] >= k
+        assert [x for x, _, _ in naive.words(a[s[0] : s[1]])] == [x for x, _, _ in naive.words(b[s[2] : s[3]])]
+        assert len(naive.words(a[s[0] : s[1]])) == s[4] >= k
 
 
 @pytest.mark.parametrize("margin", [0, 4, 1000])
@@ -140,7 +151,13 @@ def test_word_windows_give_the_whole_texts_passages_or_say_truncated(margin):
     cases = []
     for _ in range(30):
         shared = _styled(rng, [rng.choice(small) for _ in range(rng.randint(8, 40))])
-        a = _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 60))]) + " 東京" + shared + "Ünï " + _styled(rng, small[:9])
+        a = (
+            _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 60))])
+            + " 東京"
+            + shared
+            + "Ünï "
+            + _styled(rng, small[:9])
+        )
         b = "ﬁrst " + shared + " " + _styled(rng, [rng.choice(small) for _ in range(rng.randint(0, 30))])
         pos_a, pos_b = _word_seeds(a, b, k, w)
         if not len(pos_a):
@@ -149,15 +166,25 @@ def test_word_windows_give_the_whole_texts_passages_or_say_truncated(margin):
         for text, pos in ((a, pos_a), (b, pos_b)):
             _, starts, ends = units(text, "word")
             start, end, opened = text_windows(starts, pos.min(keepdims=True), pos.max(keepdims=True), k, margin, ends)
-            windows.append((text[int(start[0]):int(end[0])], int(start[0]), int(opened[0])))
+            windows.append((text[int(start[0]) : int(end[0])], int(start[0]), int(opened[0])))
         cases.append((a, b, pos_a, pos_b, windows))
     empty = np.zeros(len(cases) + 1, np.int64)
-    got = batch_passages([c[4][0][0] for c in cases], [c[4][1][0] for c in cases],
-                         np.array([c[4][0][1] for c in cases]), np.array([c[4][1][1] for c in cases]),
-                         np.array([c[4][0][2] for c in cases]), np.array([c[4][1][2] for c in cases]),
-                         np.concatenate([[0], np.cumsum([len(c[2]) for c in cases])]),
-                         np.concatenate([c[2] for c in cases]), np.concatenate([c[3] for c in cases]),
-                         empty, np.zeros(0, np.int64), np.zeros(0, bool), k, unit="word")
+    got = batch_passages(
+        [c[4][0][0] for c in cases],
+        [c[4][1][0] for c in cases],
+        np.array([c[4][0][1] for c in cases]),
+        np.array([c[4][1][1] for c in cases]),
+        np.array([c[4][0][2] for c in cases]),
+        np.array([c[4][1][2] for c in cases]),
+        np.concatenate([[0], np.cumsum([len(c[2]) for c in cases])]),
+        np.concatenate([c[2] for c in cases]),
+        np.concatenate([c[3] for c in cases]),
+        empty,
+        np.zeros(0, np.int64),
+        np.zeros(0, bool),
+        k,
+        unit="word",
+    )
     settled = 0
     for p, (a, b, pos_a, pos_b, ((wa, sa, oa), (wb, sb, ob))) in enumerate(cases):
         windowed = window_passages(wa, wb, sa, sb, oa, ob, pos_a, pos_b, k, unit="word")
@@ -167,16 +194,25 @@ def test_word_windows_give_the_whole_texts_passages_or_say_truncated(margin):
         settled += 1
         whole = copied_passages(a, b, pos_a, pos_b, k, unit="word")
         mine = got.pair == p
-        spans = set(zip(got.start_a[mine].tolist(), got.end_a[mine].tolist(), got.start_b[mine].tolist(),
-                        got.end_b[mine].tolist(), got.length[mine].tolist()))
-        assert spans == set(zip(whole.start_a.tolist(), whole.end_a.tolist(), whole.start_b.tolist(),
-                                whole.end_b.tolist(), whole.length.tolist()))
+        spans = set(
+            zip(
+                got.start_a[mine].tolist(),
+                got.end_a[mine].tolist(),
+                got.start_b[mine].tolist(),
+                got.end_b[mine].tolist(),
+                got.length[mine].tolist(),
+            )
+        )
+        assert spans == set(
+            zip(whole.start_a.tolist(), whole.end_a.tolist(), whole.start_b.tolist(), whole.end_b.tolist(), whole.length.tolist())
+        )
         assert got.union[p, 0] == got.union[p, 1]  # no template given: every copied word is content
     if margin == 1000:  # windows that hold the whole texts are never truncated
         assert settled == len(cases) >= 25
 
 
 # -- code tokens ------------------------------------------------------------------------------
+
 
 def test_renamed_identifiers_and_literals_and_comments_change_no_token():
     a, b = code_tokens(ORIGINAL, "c")[0], code_tokens(RENAMED, "c")[0]
@@ -211,9 +247,9 @@ def test_code_fingerprints_find_a_renamed_copy_with_exact_spans():
     assert pairs
     got = copied_passages(page_a, page_b, np.array([p for p, _ in pairs]), np.array([q for _, q in pairs]), k, unit="code")
     longest = int(np.argmax(got.length))
-    assert page_a[got.start_a[longest]:got.end_a[longest]].startswith("int count_words")
-    assert page_a[got.start_a[longest]:got.end_a[longest]].endswith("0x10;\n}")
-    assert page_b[got.start_b[longest]:got.end_b[longest]].startswith("int   n_w")
+    assert page_a[got.start_a[longest] : got.end_a[longest]].startswith("int count_words")
+    assert page_a[got.start_a[longest] : got.end_a[longest]].endswith("0x10;\n}")
+    assert page_b[got.start_b[longest] : got.end_b[longest]].startswith("int   n_w")
     assert got.length[longest] == len(code_tokens(ORIGINAL, "c")[0])
 
 
@@ -228,20 +264,49 @@ def test_code_batch_passages_take_whole_texts():
             if x == y:
                 pos_a.append(p)
                 pos_b.append(q)
-    got = batch_passages([a], [b], np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
-                         np.zeros(1, np.int64), np.array([0, len(pos_a)]), np.array(pos_a), np.array(pos_b),
-                         np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0, bool), k, unit="code", lexer="c")
+    got = batch_passages(
+        [a],
+        [b],
+        np.zeros(1, np.int64),
+        np.zeros(1, np.int64),
+        np.zeros(1, np.int64),
+        np.zeros(1, np.int64),
+        np.array([0, len(pos_a)]),
+        np.array(pos_a),
+        np.array(pos_b),
+        np.zeros(2, np.int64),
+        np.zeros(0, np.int64),
+        np.zeros(0, bool),
+        k,
+        unit="code",
+        lexer="c",
+    )
     whole = copied_passages(a, b, np.array(pos_a), np.array(pos_b), k, unit="code")
     assert got.start_a.tolist() == whole.start_a.tolist() and got.end_b.tolist() == whole.end_b.tolist()
     assert got.length.tolist() == whole.length.tolist() and len(whole) >= 1
     # the passages stage ships the tokens it lexed once per page: the same spans
     made = [(np.array([0, len(t[0])]), *t) for t in (code_tokens(a), code_tokens(b))]
-    shipped = batch_passages([a], [b], np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
-                             np.zeros(1, np.int64), np.array([0, len(pos_a)]), np.array(pos_a), np.array(pos_b),
-                             np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0, bool), k, unit="code",
-                             tokens_a=made[0], tokens_b=made[1])
-    assert [x.tolist() for x in (shipped.start_a, shipped.end_a, shipped.start_b, shipped.end_b, shipped.length)] == \
-        [x.tolist() for x in (got.start_a, got.end_a, got.start_b, got.end_b, got.length)]
+    shipped = batch_passages(
+        [a],
+        [b],
+        np.zeros(1, np.int64),
+        np.zeros(1, np.int64),
+        np.zeros(1, np.int64),
+        np.zeros(1, np.int64),
+        np.array([0, len(pos_a)]),
+        np.array(pos_a),
+        np.array(pos_b),
+        np.zeros(2, np.int64),
+        np.zeros(0, np.int64),
+        np.zeros(0, bool),
+        k,
+        unit="code",
+        tokens_a=made[0],
+        tokens_b=made[1],
+    )
+    assert [x.tolist() for x in (shipped.start_a, shipped.end_a, shipped.start_b, shipped.end_b, shipped.length)] == [
+        x.tolist() for x in (got.start_a, got.end_a, got.start_b, got.end_b, got.length)
+    ]
 
 
 def test_lexer_names_are_checked():
@@ -288,8 +353,10 @@ def test_crawl_files_give_their_pages_code_to_the_code_unit(tmp_path):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from("ab1 _=+(){};\"'#/*\n\t-$"), max_size=40), min_size=1, max_size=4),
-       st.sampled_from(["c", "bash", "python"]))
+@given(
+    st.lists(st.text(alphabet=st.sampled_from("ab1 _=+(){};\"'#/*\n\t-$"), max_size=40), min_size=1, max_size=4),
+    st.sampled_from(["c", "bash", "python"]),
+)
 def test_code_tokens_are_in_text_order_within_the_text(blocks, name):
     """Whatever the lexer makes of it: tokens in order, never overlapping, each its text's
     non-blank characters, in every block (a shell lexer's words included); within a block no
@@ -299,8 +366,10 @@ def test_code_tokens_are_in_text_order_within_the_text(blocks, name):
     assert all(0 <= s < e <= len(text) for s, e in zip(starts.tolist(), ends.tolist()))
     assert all(e <= s for e, s in zip(ends[:-1].tolist(), starts[1:].tolist()))
     assert all(text[s:e].strip() and "\f" not in text[s:e] for s, e in zip(starts.tolist(), ends.tolist()))
-    assert all(a != b or "\f" in text[e:s] for a, b, e, s in zip(codes[:-1].tolist(), codes[1:].tolist(),
-                                                                 ends[:-1].tolist(), starts[1:].tolist()))
+    assert all(
+        a != b or "\f" in text[e:s]
+        for a, b, e, s in zip(codes[:-1].tolist(), codes[1:].tolist(), ends[:-1].tolist(), starts[1:].tolist())
+    )
 
 
 def test_a_run_of_one_token_is_one_token_and_text_art_pairs_nothing():
@@ -309,8 +378,18 @@ def test_a_run_of_one_token_is_one_token_and_text_art_pairs_nothing():
     no fingerprint (as tokens one by one, the rules made hundreds of equal k-grams)."""
     text = "-" * 60 + "\n\f\n" + "-" * 9 + "\nINSTRUCTION   DST  SRC0\n1 2 3 4\nx = y - - z;"
     codes, starts, ends = code_tokens(text)
-    assert [text[s:e] for s, e in zip(starts.tolist(), ends.tolist())] == \
-        ["-" * 60, "-" * 9, "INSTRUCTION   DST  SRC0", "1 2 3 4", "x", "=", "y", "- -", "z", ";"]
+    assert [text[s:e] for s, e in zip(starts.tolist(), ends.tolist())] == [
+        "-" * 60,
+        "-" * 9,
+        "INSTRUCTION   DST  SRC0",
+        "1 2 3 4",
+        "x",
+        "=",
+        "y",
+        "- -",
+        "z",
+        ";",
+    ]
     page_a = ORIGINAL + "\n" + "\n".join("-" * n for n in (60, 80, 100)) + "\n\f\n" + "—" * 90
     page_b = OTHER + "\n" + "\n".join("-" * n for n in (70, 30)) + "\n\f\n" + "—" * 40 + "\n" + "—" * 200
     ha, _ = ww.fingerprint(page_a, k=5, w=4, unit="code")
@@ -341,8 +420,12 @@ def test_code_windows_carry_the_pages_tokens_and_give_the_whole_texts_passages(m
     seeds = {}
     for a in range(len(texts)):
         for b in range(a + 1, len(texts)):
-            shared = [(p, q) for x, p in zip(*(v.tolist() for v in prints[a]))
-                      for y, q in zip(*(v.tolist() for v in prints[b])) if x == y]
+            shared = [
+                (p, q)
+                for x, p in zip(*(v.tolist() for v in prints[a]))
+                for y, q in zip(*(v.tolist() for v in prints[b]))
+                if x == y
+            ]
             if shared:
                 seeds[a, b] = (np.array([p for p, _ in shared]), np.array([q for _, q in shared]))
     assert len(seeds) >= 20
@@ -357,18 +440,24 @@ def test_code_windows_carry_the_pages_tokens_and_give_the_whole_texts_passages(m
         text, start = texts[row["doc_a"] if row["side"] == 0 else row["doc_b"]], row["start"]
         codes, starts, ends = code_tokens(text)
         inside = (starts >= start) & (ends <= start + len(row["text"]))
-        assert text[start:start + len(row["text"])] == row["text"]
-        assert row["text"] == text[starts[inside][0]:ends[inside][-1]]  # whole tokens, nothing beyond them
+        assert text[start : start + len(row["text"])] == row["text"]
+        assert row["text"] == text[starts[inside][0] : ends[inside][-1]]  # whole tokens, nothing beyond them
         assert row["tok_code"] == codes[inside].tolist()  # the page's tokens, not the window's own lexing
         assert row["tok_start"] == (starts[inside] - start).tolist()
         assert row["tok_end"] == (ends[inside] - start).tolist()
         assert row["open"] == (starts[0] < start) + 2 * (ends[-1] > start + len(row["text"]))
     seed_type = pa.list_(pa.struct([("pos_a", pa.int64()), ("pos_b", pa.int64())]))
-    seed_rows = pa.table({"doc_a": [a for a, _ in seeds], "doc_b": [b for _, b in seeds], "side": pa.array([2] * len(seeds), pa.int32()),
-                          "seeds": pa.array([[{"pos_a": int(p), "pos_b": int(q)} for p, q in zip(*s)] for s in seeds.values()],
-                                            seed_type)})
-    table = pa.concat_tables([windows.append_column("seeds", pa.nulls(len(windows), seed_type)), seed_rows],
-                             promote_options="default")
+    seed_rows = pa.table(
+        {
+            "doc_a": [a for a, _ in seeds],
+            "doc_b": [b for _, b in seeds],
+            "side": pa.array([2] * len(seeds), pa.int32()),
+            "seeds": pa.array([[{"pos_a": int(p), "pos_b": int(q)} for p, q in zip(*s)] for s in seeds.values()], seed_type),
+        }
+    )
+    table = pa.concat_tables(
+        [windows.append_column("seeds", pa.nulls(len(windows), seed_type)), seed_rows], promote_options="default"
+    )
     table = table.sort_by([("doc_a", "ascending"), ("doc_b", "ascending"), ("side", "ascending")])
     grown = passages.grow_arrow(table, cfg).to_pylist()
     redone = {(g["doc_a"], g["doc_b"]) for g in grown if g["redo"]}
@@ -376,9 +465,12 @@ def test_code_windows_carry_the_pages_tokens_and_give_the_whole_texts_passages(m
         if (a, b) in redone:
             continue
         whole = copied_passages(texts[a], texts[b], sa, sb, 4, unit="code")
-        got = {(g["start_a"], g["end_a"], g["start_b"], g["end_b"], g["length"]) for g in grown if (g["doc_a"], g["doc_b"]) == (a, b)}
-        assert got == set(zip(whole.start_a.tolist(), whole.end_a.tolist(), whole.start_b.tolist(),
-                              whole.end_b.tolist(), whole.length.tolist()))
+        got = {
+            (g["start_a"], g["end_a"], g["start_b"], g["end_b"], g["length"]) for g in grown if (g["doc_a"], g["doc_b"]) == (a, b)
+        }
+        assert got == set(
+            zip(whole.start_a.tolist(), whole.end_a.tolist(), whole.start_b.tolist(), whole.end_b.tolist(), whole.length.tolist())
+        )
     if margin == 10_000:  # windows holding the whole texts are never grown again
         assert not redone
     elif margin:  # a few tokens beyond the seeds settle some pairs in their windows

@@ -12,8 +12,7 @@ import numpy as np
 MIN_AUTO_DF = 10
 
 
-def auto_max_df(documents: int, df_counts: list[tuple[int, int]], pair_budget: int,
-                seeds: dict[int, int] | None = None) -> int:
+def auto_max_df(documents: int, df_counts: list[tuple[int, int]], pair_budget: int, seeds: dict[int, int] | None = None) -> int:
     """max_df from the corpus: ⌈√documents⌉ (at least 10), lowered while the self-join would
     emit more than pair_budget rows, given (document frequency, number of hashes) counts, and
     per document frequency a bound on its hashes' seed rows when known (seeds: the sum of
@@ -37,8 +36,9 @@ def auto_max_df(documents: int, df_counts: list[tuple[int, int]], pair_budget: i
     return cap
 
 
-def boilerplate_share(hashes: np.ndarray, positions: np.ndarray, boilerplate: np.ndarray,
-                      start: np.ndarray, end: np.ndarray) -> np.ndarray:
+def boilerplate_share(
+    hashes: np.ndarray, positions: np.ndarray, boilerplate: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> np.ndarray:
     """Per span [start, end): the share of fingerprints inside it whose hash is in the sorted
     array boilerplate; NaN for a span holding no fingerprint."""
     return flagged_share(positions, is_boilerplate(hashes, boilerplate), start, end)

@@ -45,7 +45,8 @@ def components(doc_a: np.ndarray, doc_b: np.ndarray) -> tuple[np.ndarray, np.nda
     nodes, inverse = np.unique(np.concatenate([doc_a, doc_b]), return_inverse=True)
     n = len(nodes)
     # nodes are sorted, so dense label order = doc_id order and the smallest label is the smallest id
-    parent = _union_all(np.arange(n, dtype=np.int64), inverse[: len(doc_a)].astype(np.int64),
-                        inverse[len(doc_a):].astype(np.int64))
+    parent = _union_all(
+        np.arange(n, dtype=np.int64), inverse[: len(doc_a)].astype(np.int64), inverse[len(doc_a) :].astype(np.int64)
+    )
     sizes = np.bincount(parent, minlength=n)
     return nodes, nodes[parent], sizes[parent]

@@ -94,8 +94,14 @@ class Seeds:
     pos_b: np.ndarray
 
 
-def partition_seeds(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray, max_df: int,
-                    runs: HashRuns | None = None, chunk: int = SEED_CHUNK) -> Iterator[Seeds]:
+def partition_seeds(
+    hashes: np.ndarray,
+    doc_ids: np.ndarray,
+    positions: np.ndarray,
+    max_df: int,
+    runs: HashRuns | None = None,
+    chunk: int = SEED_CHUNK,
+) -> Iterator[Seeds]:
     """Seeds of fingerprints sorted by (hash, doc_id, pos): for every hash in 2..max_df documents,
     every two of its fingerprints in different documents (doc_a < doc_b), in chunks of about
     `chunk` seeds (a hash's seeds are never split)."""
@@ -111,8 +117,13 @@ def partition_seeds(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarr
     hashes = np.ascontiguousarray(hashes, np.int64)
     doc_ids = np.ascontiguousarray(doc_ids, np.int64)
     positions = np.ascontiguousarray(positions, np.int32)
-    yield from _seed_chunks(cost, chunk, lambda lo, hi, out: _fill_seeds(
-        doc_ids, positions, hashes, starts[lo:hi], ends[lo:hi], out.doc_a, out.doc_b, out.hash, out.pos_a, out.pos_b))
+    yield from _seed_chunks(
+        cost,
+        chunk,
+        lambda lo, hi, out: _fill_seeds(
+            doc_ids, positions, hashes, starts[lo:hi], ends[lo:hi], out.doc_a, out.doc_b, out.hash, out.pos_a, out.pos_b
+        ),
+    )
 
 
 def _seed_chunks(cost: np.ndarray, chunk: int, fill) -> Iterator[Seeds]:
@@ -124,8 +135,13 @@ def _seed_chunks(cost: np.ndarray, chunk: int, fill) -> Iterator[Seeds]:
         base = cumulative[lo - 1] if lo else 0
         hi = max(lo + 1, int(np.searchsorted(cumulative, base + chunk, side="right")))
         total = int(cumulative[hi - 1] - base)
-        out = Seeds(np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total, np.int64),
-                    np.empty(total, np.int32), np.empty(total, np.int32))
+        out = Seeds(
+            np.empty(total, np.int64),
+            np.empty(total, np.int64),
+            np.empty(total, np.int64),
+            np.empty(total, np.int32),
+            np.empty(total, np.int32),
+        )
         filled = fill(lo, hi, out)
         assert filled == total
         yield out
@@ -170,8 +186,14 @@ def _fill_cross_seeds(docs, pos, hashes, side, starts, ends, with_self, out_a, o
     return k
 
 
-def cross_seeds(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray, new: np.ndarray,
-                with_self: bool = False, chunk: int = SEED_CHUNK) -> Iterator[Seeds]:
+def cross_seeds(
+    hashes: np.ndarray,
+    doc_ids: np.ndarray,
+    positions: np.ndarray,
+    new: np.ndarray,
+    with_self: bool = False,
+    chunk: int = SEED_CHUNK,
+) -> Iterator[Seeds]:
     """Seeds of a check (new documents against indexed ones) from fingerprints sorted by (hash,
     new, doc_id, pos), boilerplate already removed: for every hash, every indexed fingerprint
     with every new one (doc_a indexed, doc_b new), and with_self every two new fingerprints of
@@ -193,9 +215,24 @@ def cross_seeds(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray, 
     starts, ends, cost = starts[keep], ends[keep], cost[keep]
     hashes = np.ascontiguousarray(hashes, np.int64)
     positions = np.ascontiguousarray(positions, np.int32)
-    yield from _seed_chunks(cost, chunk, lambda lo, hi, out: _fill_cross_seeds(
-        doc_ids, positions, hashes, side, starts[lo:hi], ends[lo:hi], with_self,
-        out.doc_a, out.doc_b, out.hash, out.pos_a, out.pos_b))
+    yield from _seed_chunks(
+        cost,
+        chunk,
+        lambda lo, hi, out: _fill_cross_seeds(
+            doc_ids,
+            positions,
+            hashes,
+            side,
+            starts[lo:hi],
+            ends[lo:hi],
+            with_self,
+            out.doc_a,
+            out.doc_b,
+            out.hash,
+            out.pos_a,
+            out.pos_b,
+        ),
+    )
 
 
 def first_repeats(hashes: np.ndarray, doc_ids: np.ndarray, cap: int) -> np.ndarray:
@@ -214,8 +251,9 @@ def first_repeats(hashes: np.ndarray, doc_ids: np.ndarray, cap: int) -> np.ndarr
     return rank < cap
 
 
-def kept_hash_counts(hashes: np.ndarray, doc_ids: np.ndarray, max_df: int,
-                     runs: HashRuns | None = None) -> tuple[np.ndarray, np.ndarray]:
+def kept_hash_counts(
+    hashes: np.ndarray, doc_ids: np.ndarray, max_df: int, runs: HashRuns | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per document: its distinct hashes in at most max_df documents, among these sorted rows."""
     runs = runs or hash_runs(hashes, doc_ids)
     per_doc = _runs(hashes, doc_ids)[:-1]
@@ -286,14 +324,22 @@ class HashCounts:
     pos: np.ndarray
 
 
-def hash_counts(hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray, hosts: np.ndarray,
-                has_host: np.ndarray) -> HashCounts:
+def hash_counts(
+    hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray, hosts: np.ndarray, has_host: np.ndarray
+) -> HashCounts:
     """Document frequency, occurrences, distinct hosts and first (doc_id, pos) of every hash."""
     if not (hashes.shape == doc_ids.shape == positions.shape == hosts.shape == has_host.shape):
         raise ValueError("hashes, doc_ids, positions, hosts and has_host must have the same length")
     runs = hash_runs(hashes, doc_ids)
     first = runs.starts[:-1]
-    host_counts = _distinct_valid_per_run(np.ascontiguousarray(hosts, np.int64),
-                                          np.ascontiguousarray(has_host, np.bool_), runs.starts)
-    return HashCounts(hash=hashes[first], docs=runs.docs.astype(np.int64), occurrences=runs.rows.astype(np.int64),
-                      hosts=host_counts, doc_id=doc_ids[first], pos=positions[first])
+    host_counts = _distinct_valid_per_run(
+        np.ascontiguousarray(hosts, np.int64), np.ascontiguousarray(has_host, np.bool_), runs.starts
+    )
+    return HashCounts(
+        hash=hashes[first],
+        docs=runs.docs.astype(np.int64),
+        occurrences=runs.rows.astype(np.int64),
+        hosts=host_counts,
+        doc_id=doc_ids[first],
+        pos=positions[first],
+    )

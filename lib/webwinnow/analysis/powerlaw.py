@@ -119,12 +119,7 @@ def _ln_sums(a: int, b: int) -> tuple[float, float]:
     def f3(x: float) -> float:
         return (4.0 * math.log(x) - 6.0) / x**3
 
-    s2 += (
-        antiderivative(b) - antiderivative(a)
-        + (f(a) + f(b)) / 2.0
-        + (f1(b) - f1(a)) / 12.0
-        - (f3(b) - f3(a)) / 720.0
-    )
+    s2 += antiderivative(b) - antiderivative(a) + (f(a) + f(b)) / 2.0 + (f1(b) - f1(a)) / 12.0 - (f3(b) - f3(a)) / 720.0
     return s1, s2
 
 

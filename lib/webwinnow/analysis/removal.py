@@ -60,8 +60,7 @@ def span_chars(spans: list[tuple[int, int]]) -> int:
     return sum(end - start for start, end in spans)
 
 
-def original_spans(offsets: np.ndarray, lo: np.ndarray, hi: np.ndarray, ends: np.ndarray | None = None
-                   ) -> list[tuple[int, int]]:
+def original_spans(offsets: np.ndarray, lo: np.ndarray, hi: np.ndarray, ends: np.ndarray | None = None) -> list[tuple[int, int]]:
     """Unit-index intervals [lo, hi) as character spans of the original text: from the first
     unit's start to the last one's end (offsets: the units' starts; ends: their ends, None for
     characters, which end one after their start)."""

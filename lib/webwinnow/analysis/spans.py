@@ -134,8 +134,9 @@ def copied_passages(
     counts units), sorted by start in text a; at most max_spans spans and max_chars compared
     units per pair (``capped`` says a limit was hit).
     """
-    found = window_passages(text_a, text_b, 0, 0, 0, 0, pos_a, pos_b, k, max_spans=max_spans, max_chars=max_chars,
-                            unit=unit, lexer=lexer)
+    found = window_passages(
+        text_a, text_b, 0, 0, 0, 0, pos_a, pos_b, k, max_spans=max_spans, max_chars=max_chars, unit=unit, lexer=lexer
+    )
     assert found is not None  # whole texts have no open edge
     return found
 
@@ -179,8 +180,9 @@ def window_passages(
     ia = _seed_indices(off_a, pos_a)
     ib = _seed_indices(off_b, pos_b)
     order = np.lexsort((ia, ib - ia))
-    spans, capped, truncated = _grow_spans(codes_a, codes_b, ia[order], ib[order], int(k), int(max_spans),
-                                           int(max_chars), int(open_a), int(open_b))
+    spans, capped, truncated = _grow_spans(
+        codes_a, codes_b, ia[order], ib[order], int(k), int(max_spans), int(max_chars), int(open_a), int(open_b)
+    )
     if truncated:
         return None
     spans = spans[np.lexsort((spans[:, 1], spans[:, 0]))] if len(spans) else spans
@@ -195,8 +197,9 @@ def window_passages(
     )
 
 
-def text_windows(offsets: np.ndarray, lo_pos: np.ndarray, hi_pos: np.ndarray, k: int, margin: int,
-                 ends: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def text_windows(
+    offsets: np.ndarray, lo_pos: np.ndarray, hi_pos: np.ndarray, k: int, margin: int, ends: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per request, the characters [start, end) of a text to send for seeds at character offsets
     lo_pos..hi_pos: every unit from `margin` before the first seed to `margin` after the last
     seed's k-gram, whole units. `offsets` are the starts of the text's units, `ends` their ends
@@ -373,9 +376,11 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
             nb = codes_b.shape[0]
         else:
             chars_a, offs_a, codes_a, ustart_a, uend_a, na = _window_units(
-                unit, a.data, starts_a[p], ends_a[p], fold, expand, chars_a, offs_a, codes_a, ustart_a, uend_a)
+                unit, a.data, starts_a[p], ends_a[p], fold, expand, chars_a, offs_a, codes_a, ustart_a, uend_a
+            )
             chars_b, offs_b, codes_b, ustart_b, uend_b, nb = _window_units(
-                unit, b.data, starts_b[p], ends_b[p], fold, expand, chars_b, offs_b, codes_b, ustart_b, uend_b)
+                unit, b.data, starts_b[p], ends_b[p], fold, expand, chars_b, offs_b, codes_b, ustart_b, uend_b
+            )
         lo, hi = seed_offsets[p], seed_offsets[p + 1]
         m = hi - lo
         ia = np.searchsorted(ustart_a[:na], seeds_a[lo:hi] - base_a[p])
@@ -389,16 +394,19 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
         for q in range(m):
             sa[q] = ia[order[q]]
             sb[q] = ib[order[q]]
-        spans, was_capped, was_truncated = _grow_spans(codes_a[:na], codes_b[:nb], sa, sb, k, max_spans, max_chars,
-                                                       open_a[p], open_b[p])
+        spans, was_capped, was_truncated = _grow_spans(
+            codes_a[:na], codes_b[:nb], sa, sb, k, max_spans, max_chars, open_a[p], open_b[p]
+        )
         if was_truncated:
             truncated[p] = True
             continue
         capped[p] = was_capped
-        union[p, 0], union[p, 1] = _union_content(spans[:, 0], spans[:, 2], tpl_lo_a, tpl_hi_a, tpl_offsets_a[p],
-                                                  tpl_offsets_a[p + 1])
-        union[p, 2], union[p, 3] = _union_content(spans[:, 1], spans[:, 2], tpl_lo_b, tpl_hi_b, tpl_offsets_b[p],
-                                                  tpl_offsets_b[p + 1])
+        union[p, 0], union[p, 1] = _union_content(
+            spans[:, 0], spans[:, 2], tpl_lo_a, tpl_hi_a, tpl_offsets_a[p], tpl_offsets_a[p + 1]
+        )
+        union[p, 2], union[p, 3] = _union_content(
+            spans[:, 1], spans[:, 2], tpl_lo_b, tpl_hi_b, tpl_offsets_b[p], tpl_offsets_b[p + 1]
+        )
         first_b = np.argsort(spans[:, 1], kind="mergesort")
         by_start = first_b[np.argsort(spans[:, 0][first_b], kind="mergesort")]
         f_lo, f_hi = fp_offsets[p], fp_offsets[p + 1]
@@ -444,15 +452,30 @@ class BatchPassages:
     # of the union of its spans on each side, and those outside the side's template
 
 
-def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, open_a: np.ndarray,
-                   open_b: np.ndarray, seed_offsets: np.ndarray, seeds_a: np.ndarray, seeds_b: np.ndarray,
-                   fp_offsets: np.ndarray, fp_pos: np.ndarray, fp_flags: np.ndarray, k: int, *,
-                   template_a: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                   template_b: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                   max_spans: int = 1000, max_chars: int = 20_000_000, unit: str = "char",
-                   lexer: str = DEFAULT_LEXER,
-                   tokens_a: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
-                   tokens_b: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> BatchPassages:
+def batch_passages(
+    texts_a,
+    texts_b,
+    base_a: np.ndarray,
+    base_b: np.ndarray,
+    open_a: np.ndarray,
+    open_b: np.ndarray,
+    seed_offsets: np.ndarray,
+    seeds_a: np.ndarray,
+    seeds_b: np.ndarray,
+    fp_offsets: np.ndarray,
+    fp_pos: np.ndarray,
+    fp_flags: np.ndarray,
+    k: int,
+    *,
+    template_a: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    template_b: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    max_spans: int = 1000,
+    max_chars: int = 20_000_000,
+    unit: str = "char",
+    lexer: str = DEFAULT_LEXER,
+    tokens_a: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    tokens_b: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> BatchPassages:
     """window_passages for each pair p of Arrow string arrays texts_a/texts_b (windows), with the
     boilerplate share of every span from the a-window's sorted fingerprint positions and flags,
     and its content units per side: template_a = (offsets, lo, hi), pair p's template
@@ -466,8 +489,10 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
     if k < 1 or max_spans < 1 or max_chars < 1:
         raise ValueError("k, max_spans and max_chars must be >= 1")
     n = len(texts_a)
-    if not (len(texts_b) == len(base_a) == len(base_b) == len(open_a) == len(open_b) == n
-            and len(seed_offsets) == len(fp_offsets) == n + 1):
+    if not (
+        len(texts_b) == len(base_a) == len(base_b) == len(open_a) == len(open_b) == n
+        and len(seed_offsets) == len(fp_offsets) == n + 1
+    ):
         raise ValueError("one window of each side, one base and open flag each, and n + 1 offsets per pair")
     number = unit_number(unit)
     arrays = []
@@ -489,11 +514,11 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
             tokens.append((np.zeros(n + 1, np.int64), *(np.zeros(0, np.int64),) * 3))
         if texts.null_count:
             raise ValueError("windows must not be null")
-        offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset: texts.offset + n + 1]
+        offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + n + 1]
         data = np.frombuffer(texts.buffers()[2], dtype=np.uint8) if texts.buffers()[2] is not None else np.zeros(0, np.uint8)
         arrays.append((data, offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)))
     fold, expand = fold_table()
-    i64 = (lambda a: np.ascontiguousarray(a, dtype=np.int64))
+    i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)
     templates: list[tuple[np.ndarray, ...]] = []
     for template in (template_a, template_b):
         if template is None:
@@ -502,13 +527,33 @@ def batch_passages(texts_a, texts_b, base_a: np.ndarray, base_b: np.ndarray, ope
         if len(bounds) != n + 1 or lo.shape != hi.shape or (n and bounds[-1] != len(lo)):
             raise ValueError("template intervals: n + 1 offsets and one lo and hi per interval")
         templates.append((bounds, lo, hi))
-    sides = [Side(*arrays[i], i64(base), i64(edges), *templates[i], *tokens[i])
-             for i, (base, edges) in enumerate(((base_a, open_a), (base_b, open_b)))]
+    sides = [
+        Side(*arrays[i], i64(base), i64(edges), *templates[i], *tokens[i])
+        for i, (base, edges) in enumerate(((base_a, open_a), (base_b, open_b)))
+    ]
     pair, cols, share, capped, truncated, union = _batch_passages(
-        sides[0], sides[1], Seeds(i64(seed_offsets), i64(seeds_a), i64(seeds_b)),
-        Marks(i64(fp_offsets), i64(fp_pos), np.ascontiguousarray(fp_flags, dtype=np.int64)), fold, expand, int(k),
-        int(max_spans), int(max_chars), number)
-    return BatchPassages(pair=pair, start_a=cols[:, 0].copy(), end_a=cols[:, 1].copy(), start_b=cols[:, 2].copy(),
-                         end_b=cols[:, 3].copy(), length=cols[:, 4].copy(), content_a=cols[:, 5].copy(),
-                         content_b=cols[:, 6].copy(), boilerplate=share, capped=capped, truncated=truncated,
-                         union=union)
+        sides[0],
+        sides[1],
+        Seeds(i64(seed_offsets), i64(seeds_a), i64(seeds_b)),
+        Marks(i64(fp_offsets), i64(fp_pos), np.ascontiguousarray(fp_flags, dtype=np.int64)),
+        fold,
+        expand,
+        int(k),
+        int(max_spans),
+        int(max_chars),
+        number,
+    )
+    return BatchPassages(
+        pair=pair,
+        start_a=cols[:, 0].copy(),
+        end_a=cols[:, 1].copy(),
+        start_b=cols[:, 2].copy(),
+        end_b=cols[:, 3].copy(),
+        length=cols[:, 4].copy(),
+        content_a=cols[:, 5].copy(),
+        content_b=cols[:, 6].copy(),
+        boilerplate=share,
+        capped=capped,
+        truncated=truncated,
+        union=union,
+    )

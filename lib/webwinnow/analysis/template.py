@@ -29,8 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def template_intervals(norm_positions: np.ndarray, boilerplate: np.ndarray, k: int, w: int,
-                       norm_chars: int) -> tuple[np.ndarray, np.ndarray]:
+def template_intervals(
+    norm_positions: np.ndarray, boilerplate: np.ndarray, k: int, w: int, norm_chars: int
+) -> tuple[np.ndarray, np.ndarray]:
     """A document's template text as sorted, disjoint half-open intervals [lo, hi) of normalized
     indices, from its fingerprints' normalized positions (sorted) and whether each is boilerplate."""
     if k < 1 or w < 1:
@@ -56,8 +57,9 @@ def template_intervals(norm_positions: np.ndarray, boilerplate: np.ndarray, k: i
     return lo, hi
 
 
-def window_intervals(lo: np.ndarray, hi: np.ndarray, win_lo: np.ndarray, win_hi: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def window_intervals(
+    lo: np.ndarray, hi: np.ndarray, win_lo: np.ndarray, win_hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The intervals [lo, hi) (sorted, disjoint) clipped to each window [win_lo[r], win_hi[r]) and
     shifted to start at the window: (counts per window, lo, hi), the windows' intervals one after
     the other."""
@@ -67,4 +69,3 @@ def window_intervals(lo: np.ndarray, hi: np.ndarray, win_lo: np.ndarray, win_hi:
     index = np.repeat(first - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
     base_lo, base_hi = np.repeat(win_lo, counts), np.repeat(win_hi, counts)
     return counts, np.maximum(lo[index], base_lo) - base_lo, np.minimum(hi[index], base_hi) - base_lo
-

@@ -40,27 +40,46 @@ def request_of(args: argparse.Namespace) -> Request:
     else:
         stages = (args.command,)
     return Request(
-        command=args.command, out=args.out, stages=stages, inputs=tuple(getattr(args, "inputs", None) or ()),
-        prefix=getattr(args, "prefix", None), limit=getattr(args, "limit", None), sample=getattr(args, "sample", None),
-        conf=tuple(args.conf), master=args.master, resume=getattr(args, "resume", False),
-        force=getattr(args, "force", False), downstream=getattr(args, "downstream", False),
-        exclude=tuple(getattr(args, "exclude", None) or ()), index=getattr(args, "index", None) or "")
+        command=args.command,
+        out=args.out,
+        stages=stages,
+        inputs=tuple(getattr(args, "inputs", None) or ()),
+        prefix=getattr(args, "prefix", None),
+        limit=getattr(args, "limit", None),
+        sample=getattr(args, "sample", None),
+        conf=tuple(args.conf),
+        master=args.master,
+        resume=getattr(args, "resume", False),
+        force=getattr(args, "force", False),
+        downstream=getattr(args, "downstream", False),
+        exclude=tuple(getattr(args, "exclude", None) or ()),
+        index=getattr(args, "index", None) or "",
+    )
 
 
 def _refuse_options(args: argparse.Namespace) -> None:
     """Options of a stage the command does not run are refused, not ignored."""
     if args.command == "run" and not args.dedup:
-        given = [name for name, on in (("--strip-template", args.strip_template),
-                                       ("--min-passage", args.min_passage is not None),
-                                       ("--keep-near-duplicates", args.keep_near_duplicates)) if on]
+        given = [
+            name
+            for name, on in (
+                ("--strip-template", args.strip_template),
+                ("--min-passage", args.min_passage is not None),
+                ("--keep-near-duplicates", args.keep_near_duplicates),
+            )
+            if on
+        ]
         if given:
             raise UserError(f"{', '.join(given)}: options of the dedup stage; add --dedup to run it")
     if args.command == "check" and not args.index:
-        raise UserError("check needs --index IDX: the index to check the new documents against "
-                        "(build one with 'webwinnow index INPUT... --out IDX')")
+        raise UserError(
+            "check needs --index IDX: the index to check the new documents against "
+            "(build one with 'webwinnow index INPUT... --out IDX')"
+        )
 
 
 # -- the command -----------------------------------------------------------------------------------
+
 
 def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
     """Run the command line argv; returns the exit status. capture: send the process's stdout and
@@ -68,8 +87,11 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in RENAMED:
         new, why = RENAMED[argv[0]]
-        print(f"webwinnow: error: the stage '{argv[0]}' is now called '{new}' ({why}): "
-              f"webwinnow {new} {' '.join(argv[1:])}".rstrip(), file=sys.stderr)
+        print(
+            f"webwinnow: error: the stage '{argv[0]}' is now called '{new}' ({why}): "
+            f"webwinnow {new} {' '.join(argv[1:])}".rstrip(),
+            file=sys.stderr,
+        )
         return 2
     args = _parser().parse_args(argv)
     if args.command == "index":
@@ -96,8 +118,10 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
         except ValueError as exc:
             print(f"webwinnow: error: {exc}", file=sys.stderr)
             return 2
-        print(f"webwinnow: sample crawl: {len(info['warc_files'])} WARC files, {info['html_pages']} HTML pages, "
-              f"{info['planted_copies']} planted copies in {os.path.abspath(args.out)}")
+        print(
+            f"webwinnow: sample crawl: {len(info['warc_files'])} WARC files, {info['html_pages']} HTML pages, "
+            f"{info['planted_copies']} planted copies in {os.path.abspath(args.out)}"
+        )
         return 0
     console = Console(quiet=args.quiet, verbose=args.verbose)
     current: list[Plan] = []  # the plan, once made: what an interrupt message names
@@ -143,8 +167,7 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
     except TooManyFailures as exc:
         assert plan is not None  # only the extract stage raises it
         console.error(f"run failed: {exc}")
-        console.error(f"the ledger and log of this run are in {plan.folder.unfinished}; "
-                      f"{plan.final} was not changed")
+        console.error(f"the ledger and log of this run are in {plan.folder.unfinished}; {plan.final} was not changed")
         return exc.exit_code
     except UserError as exc:
         console.error(f"error: {exc}")
@@ -159,10 +182,8 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
         if failure.kind == "disk_full" and plan is not None:
             kept = plan.folder.after_disk_full(plan.fresh)
             if kept:
-                console.error(f"removed the unfinished run's tables to free the space; kept {kept} in "
-                              f"{plan.folder.unfinished}")
+                console.error(f"removed the unfinished run's tables to free the space; kept {kept} in {plan.folder.unfinished}")
         return failure.exit_code
-
 
 
 def entry() -> None:

@@ -105,8 +105,11 @@ def _source_inputs(run: str) -> list[str]:
 
     try:
         ledger = read_arrow(run, "ledger", ["kind", "file"])
-        files = {f for k, f in zip(ledger.column("kind").to_pylist(), ledger.column("file").to_pylist(), strict=True)
-                 if k == "file" and f}
+        files = {
+            f
+            for k, f in zip(ledger.column("kind").to_pylist(), ledger.column("file").to_pylist(), strict=True)
+            if k == "file" and f
+        }
         if files:
             return sorted(files)
     except (OSError, ValueError):
@@ -130,11 +133,15 @@ def _check_target(idx: str, force: bool, protected: list[str]) -> bool:
         is_index = False
     entries = storage.walk(idx, recursive=False)
     if not is_index and entries:
-        raise UserError(f"--out {idx} exists and is not a webwinnow index: webwinnow writes an index only where "
-                        "nothing is or where it made one; choose another --out")
+        raise UserError(
+            f"--out {idx} exists and is not a webwinnow index: webwinnow writes an index only where "
+            "nothing is or where it made one; choose another --out"
+        )
     if is_index and not force:
-        raise UserError(f"--out {idx} is an index already: add a crawl to it with 'webwinnow index --append INPUT... "
-                        f"--index {idx}', or replace it with --force")
+        raise UserError(
+            f"--out {idx} is an index already: add a crawl to it with 'webwinnow index --append INPUT... "
+            f"--index {idx}', or replace it with --force"
+        )
     for path in protected:
         if not storage.is_uri(path) and Path(path).resolve().is_relative_to(Path(idx).resolve()):
             raise UserError(f"{path} is inside --out {idx}, which --force would replace: move it out first")
@@ -153,9 +160,20 @@ def _read_crawl(args: argparse.Namespace, cfg: RunConfig, source: str, console: 
     started); returns the input files' paths."""
     from .runner import Plan, Request, run
 
-    plan = Plan(Request(command="run", out=source, stages=("extract", "fingerprint"), inputs=tuple(args.inputs),
-                        prefix=args.prefix, limit=args.limit, sample=args.sample, conf=tuple(args.conf),
-                        master=args.master), cfg)
+    plan = Plan(
+        Request(
+            command="run",
+            out=source,
+            stages=("extract", "fingerprint"),
+            inputs=tuple(args.inputs),
+            prefix=args.prefix,
+            limit=args.limit,
+            sample=args.sample,
+            conf=tuple(args.conf),
+            master=args.master,
+        ),
+        cfg,
+    )
     plan.validate()
     run(plan, console)
     return [f.path for f in plan.inputs]
@@ -167,8 +185,7 @@ def _listed_inputs(args: argparse.Namespace) -> list[str]:
     return [f.path for f in list_inputs(args.inputs, prefix=args.prefix, limit=args.limit, sample=args.sample)]
 
 
-def _write(spark, idx: str, run: str, settings: Settings, before: Manifest | None, inputs: list[str],
-           source: str) -> Manifest:
+def _write(spark, idx: str, run: str, settings: Settings, before: Manifest | None, inputs: list[str], source: str) -> Manifest:
     from ..outputs.tables import table_stats
     from ..stages import _indexing
 
@@ -186,8 +203,10 @@ def _build(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console)
         run = _where(args.from_run)
         made = _run_settings(run)
         if _winnow_given(args) and made != cfg.winnow:
-            raise UserError(f"--from {run}: its fingerprints were made with k={made.k}, w={made.w}; the index takes "
-                            "the run's settings (leave out --k/--w/--t/--standard/--mod-p)")
+            raise UserError(
+                f"--from {run}: its fingerprints were made with k={made.k}, w={made.w}; the index takes "
+                "the run's settings (leave out --k/--w/--t/--standard/--mod-p)"
+            )
         cfg = replace(cfg, winnow=made)
         protected.append(run)
     target = NewIndex(idx, replacing=_check_target(idx, args.force, protected))
@@ -228,18 +247,24 @@ def _append(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console
         run = _where(args.from_run)
         made = _run_settings(run)
         if Settings.of(made) != s:
-            raise UserError(f"--from {run}: its fingerprints were made with {s.mismatch(Settings.of(made))}: an index "
-                            "takes only fingerprints made as its own")
+            raise UserError(
+                f"--from {run}: its fingerprints were made with {s.mismatch(Settings.of(made))}: an index "
+                "takes only fingerprints made as its own"
+            )
         inputs = _source_inputs(run)
     else:
         if _winnow_given(args) and cfg.winnow != index_winnow:
-            raise UserError(f"--index {idx} was made with k={s.k}, w={s.w}, unit {s.unit}: an append uses the index's "
-                            "settings (leave out --k/--w/--t/--standard/--mod-p/--unit)")
+            raise UserError(
+                f"--index {idx} was made with k={s.k}, w={s.w}, unit {s.unit}: an append uses the index's "
+                "settings (leave out --k/--w/--t/--standard/--mod-p/--unit)"
+            )
         inputs = _listed_inputs(args)
     already = layout.indexed_inputs(idx, before).intersection(inputs)
     if already:
-        raise UserError(f"{sorted(already)[0]} is already in the index {idx} ({len(already)} input files are): "
-                        "leave them out (a document indexed twice would count twice)")
+        raise UserError(
+            f"{sorted(already)[0]} is already in the index {idx} ({len(already)} input files are): "
+            "leave them out (a document indexed twice would count twice)"
+        )
     cfg = replace(cfg, winnow=index_winnow)
     with index_lock(idx):
         before = _open_index(idx)  # as it is now that the index is ours
@@ -303,9 +328,11 @@ def index_bytes(idx: str) -> int:
 def _print(console: Console, idx: str, m: Manifest, started: float, did: str) -> None:
     s = m.settings
     t = s.w + s.k - 1
-    console.result([
-        f"{did} {idx}: {m.documents:,} documents, {m.fingerprints:,} fingerprints, {m.hashes:,} distinct hashes "
-        f"in {len(m.segments)} segment{'s' if len(m.segments) != 1 else ''} (k={s.k}, w={s.w}, t={t}, "
-        f"{'robust' if s.robust else 'standard'}); {index_bytes(idx) / 2**20:,.1f} MiB",
-        f"{time.time() - started:.1f} s; check a crawl against it: webwinnow check INPUT... --index {idx} --out DIR",
-    ])
+    console.result(
+        [
+            f"{did} {idx}: {m.documents:,} documents, {m.fingerprints:,} fingerprints, {m.hashes:,} distinct hashes "
+            f"in {len(m.segments)} segment{'s' if len(m.segments) != 1 else ''} (k={s.k}, w={s.w}, t={t}, "
+            f"{'robust' if s.robust else 'standard'}); {index_bytes(idx) / 2**20:,.1f} MiB",
+            f"{time.time() - started:.1f} s; check a crawl against it: webwinnow check INPUT... --index {idx} --out DIR",
+        ]
+    )

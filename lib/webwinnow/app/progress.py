@@ -135,8 +135,11 @@ class Progress:
             # later stages run several Spark jobs whose count is not known ahead: estimate the current one
             parts.append(f"about {_clock(step_left)} left in this job")
         head = cur.name
-        share = (min(cur.bytes_acc.value, cur.total_bytes) / cur.total_bytes
-                 if cur.bytes_acc is not None and cur.total_bytes else (done / tasks if tasks else None))
+        share = (
+            min(cur.bytes_acc.value, cur.total_bytes) / cur.total_bytes
+            if cur.bytes_acc is not None and cur.total_bytes
+            else (done / tasks if tasks else None)
+        )
         if self.tty and share is not None:
             head += f" [{'#' * int(share * 20):.<20}]"
         return f"{head}: " + ", ".join(parts)

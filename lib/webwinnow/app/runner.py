@@ -100,8 +100,11 @@ class Plan:
             r = self.request
             self.inputs = list_inputs(list(r.inputs), prefix=r.prefix, limit=r.limit, sample=r.sample)
             self.stage_inputs[self.stages[0].name] = [(f.path, f.size, f.mtime_ns) for f in self.inputs]
-            protected = [f.path for f in self.inputs if not storage.is_uri(f.path)] + list(self.exclude) + \
-                [os.path.abspath(c) for c in self.request.conf]
+            protected = (
+                [f.path for f in self.inputs if not storage.is_uri(f.path)]
+                + list(self.exclude)
+                + [os.path.abspath(c) for c in self.request.conf]
+            )
             self.folder.check_fresh(protected=protected, force=self.request.force, tables=TABLES)
         else:
             found = self.folder.check_existing(TABLES)
@@ -114,12 +117,23 @@ class Plan:
                 return  # a swap to finish first (under the lock, in run()); checked there
             check_reads(self.stages[0], self.final, metas)
             if fingerprinted_before(self.stages[0]) and not (metas.get("fingerprints") or {}).get("config"):
-                raise UserError(f"{self.final}: the fingerprints table has no settings: rerun "
-                                f"'webwinnow fingerprint --out {self.request.out}' (or 'webwinnow run')")
+                raise UserError(
+                    f"{self.final}: the fingerprints table has no settings: rerun "
+                    f"'webwinnow fingerprint --out {self.request.out}' (or 'webwinnow run')"
+                )
         for s in self.stages:
-            resolved = s.check(StageCheck(self.cfg, self.request.out, metas, fresh=self.fresh, first=s is self.stages[0],
-                                          inputs=tuple(f.path for f in self.inputs), index=self.index,
-                                          exclude=self.exclude))
+            resolved = s.check(
+                StageCheck(
+                    self.cfg,
+                    self.request.out,
+                    metas,
+                    fresh=self.fresh,
+                    first=s is self.stages[0],
+                    inputs=tuple(f.path for f in self.inputs),
+                    index=self.index,
+                    exclude=self.exclude,
+                )
+            )
             if "recipe_inputs" in resolved:
                 self.stage_inputs[s.name] = resolved["recipe_inputs"]
             self.index = resolved.get("index", self.index)
@@ -132,11 +146,15 @@ def check_reads(s: Stage, out: str, metas: dict) -> None:
     for t in s.reads:
         writer = WRITER[t].name
         if metas.get(t) is None:
-            raise UserError(f"{storage.child(str(out), t)} is missing or incomplete: run 'webwinnow {writer} --out {out}' "
-                            f"(or 'webwinnow run') first")
+            raise UserError(
+                f"{storage.child(str(out), t)} is missing or incomplete: run 'webwinnow {writer} --out {out}' "
+                f"(or 'webwinnow run') first"
+            )
         if t in stale:
-            raise UserError(f"{s.name} reads {t}, which is stale ({stale[t]}): run 'webwinnow {writer} --out {out}' "
-                            f"first, or rerun an earlier stage with --downstream")
+            raise UserError(
+                f"{s.name} reads {t}, which is stale ({stale[t]}): run 'webwinnow {writer} --out {out}' "
+                f"first, or rerun an earlier stage with --downstream"
+            )
 
 
 def config_for_check(cfg: RunConfig, index: str) -> RunConfig:
@@ -149,10 +167,21 @@ def config_for_check(cfg: RunConfig, index: str) -> RunConfig:
     except NotAnIndex as exc:
         raise UserError(f"--index {exc}") from None
     if cfg.check.query_w and (cfg.check.query_w < settings.w or settings.mod_p):
-        raise UserError(f"--query-w {cfg.check.query_w}: a query window must be at least the index's w "
-                        f"({settings.w}){' and the index must be winnowed, not 0 mod p' if settings.mod_p else ''}")
-    return replace(cfg, winnow=WinnowConfig(k=settings.k, w=cfg.check.query_w or settings.w, robust=settings.robust,
-                                            mod_p=settings.mod_p, unit=settings.unit, lexer=settings.lexer or "c"))
+        raise UserError(
+            f"--query-w {cfg.check.query_w}: a query window must be at least the index's w "
+            f"({settings.w}){' and the index must be winnowed, not 0 mod p' if settings.mod_p else ''}"
+        )
+    return replace(
+        cfg,
+        winnow=WinnowConfig(
+            k=settings.k,
+            w=cfg.check.query_w or settings.w,
+            robust=settings.robust,
+            mod_p=settings.mod_p,
+            unit=settings.unit,
+            lexer=settings.lexer or "c",
+        ),
+    )
 
 
 def _stage_config(cfg: RunConfig, folder: RunFolder, s: Stage) -> RunConfig:
@@ -199,6 +228,7 @@ class _Background:
 
 # -- running ---------------------------------------------------------------------------------------
 
+
 def run(plan: Plan, console: Console, capture: bool = False) -> dict:
     """Run the plan's stages on one Spark session; returns the run summary.
 
@@ -209,8 +239,7 @@ def run(plan: Plan, console: Console, capture: bool = False) -> dict:
     """
     folder, command = plan.folder, f"webwinnow {plan.request.command}"
     with folder.lock(command, console):
-        folder.open(console, command=command, fresh=plan.fresh, resume=plan.request.resume, capture=capture,
-                    tables=TABLES)
+        folder.open(console, command=command, fresh=plan.fresh, resume=plan.request.resume, capture=capture, tables=TABLES)
         try:
             summary = _run_in(plan, console)
         except BaseException:
@@ -241,8 +270,9 @@ def _run_in(plan: Plan, console: Console) -> dict:
         warming.result()
     try:
         check_filesystem(spark, folder.final)
-        folder.begin(console, command=f"webwinnow {plan.request.command}", fresh=plan.fresh,
-                     resume=plan.request.resume, tables=TABLES)
+        folder.begin(
+            console, command=f"webwinnow {plan.request.command}", fresh=plan.fresh, resume=plan.request.resume, tables=TABLES
+        )
     except BaseException:
         if owned:
             spark.stop()
@@ -250,9 +280,12 @@ def _run_in(plan: Plan, console: Console) -> dict:
     if not plan.fresh:  # a stage run alone: the run's summary, updated
         summary = {**folder.previous_summary(), **summary}
     timings["spark_start"] = round(time.time() - started, 1)
-    summary["spark"] = {"master": spark.sparkContext.master, "app_id": spark.sparkContext.applicationId,
-                        "default_parallelism": spark.sparkContext.defaultParallelism,
-                        "shuffle_partitions": size_shuffles(spark, _input_bytes(plan))}
+    summary["spark"] = {
+        "master": spark.sparkContext.master,
+        "app_id": spark.sparkContext.applicationId,
+        "default_parallelism": spark.sparkContext.defaultParallelism,
+        "shuffle_partitions": size_shuffles(spark, _input_bytes(plan)),
+    }
     progress = Progress(spark, console)
     kept: list[str] = []
     try:
@@ -263,8 +296,12 @@ def _run_in(plan: Plan, console: Console) -> dict:
             reads = {t: (metas.get(t) or {}).get("recipe") for t in s.reads}
             reads.update({t: r for t in s.follows if (r := (metas.get(t) or {}).get("recipe"))})
             expected = recipe(s, scfg, reads, plan.stage_inputs.get(s.name))
-            if plan.fresh and plan.request.resume and None not in reads.values() and all(
-                    (metas.get(t) or {}).get("recipe") == expected for t in s.writes):
+            if (
+                plan.fresh
+                and plan.request.resume
+                and None not in reads.values()
+                and all((metas.get(t) or {}).get("recipe") == expected for t in s.writes)
+            ):
                 summary[s.name] = s.entry((metas[s.writes[0]] or {}).get("stats") or {}, folder.home)
                 kept.append(s.name)
                 console.say(f"{s.name}: kept from the interrupted run (same inputs and settings)")
@@ -293,8 +330,10 @@ def _run_in(plan: Plan, console: Console) -> dict:
     summary["stale"] = stale
     if stale and not plan.fresh:
         tables = ", ".join(sorted(stale))
-        console.say(f"now stale (made from tables this command replaced): {tables}; rerun them with "
-                    f"'webwinnow {plan.stages[0].name} --out {plan.request.out} --downstream' or stage by stage")
+        console.say(
+            f"now stale (made from tables this command replaced): {tables}; rerun them with "
+            f"'webwinnow {plan.stages[0].name} --out {plan.request.out} --downstream' or stage by stage"
+        )
     return summary
 
 
@@ -306,8 +345,16 @@ def _run_stage(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, progress: Any) 
     else:  # it reads the crawl: progress by bytes of the input files
         accumulators = progress.accumulators()
         progress.begin(s.name, sum(max(f.size, 0) for f in plan.inputs), accumulators)
-    ctx = StageContext(spark, cfg, plan.folder, inputs=tuple(plan.inputs), exclude=plan.exclude, index=plan.index,
-                       manifest=plan.manifest, progress=accumulators)
+    ctx = StageContext(
+        spark,
+        cfg,
+        plan.folder,
+        inputs=tuple(plan.inputs),
+        exclude=plan.exclude,
+        index=plan.index,
+        manifest=plan.manifest,
+        progress=accumulators,
+    )
     return dict(module.run(ctx))
 
 

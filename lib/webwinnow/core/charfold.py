@@ -65,8 +65,7 @@ def fold_table() -> tuple[np.ndarray, np.ndarray]:
     """The (fold, expand) arrays: loaded from the disk cache, or built once and stored there."""
     from . import diskcache  # the cross-process memo (like Numba's cache=True): no other I/O here
 
-    arrays = diskcache.cached(table_cache_name(), ("fold", "expand"),
-                              lambda: dict(zip(("fold", "expand"), _build())), _valid)
+    arrays = diskcache.cached(table_cache_name(), ("fold", "expand"), lambda: dict(zip(("fold", "expand"), _build())), _valid)
     return arrays["fold"], arrays["expand"]
 
 
@@ -74,11 +73,17 @@ def table_cache_name() -> str:
     """The table's file name in the disk cache: the Unicode version and the building code in it."""
     from . import diskcache
 
-    return diskcache.cache_name(f"charfold-{UNICODE_VERSION}", UNICODE_VERSION, str(MAX_CODE_POINT),
-                                code=(is_kept, fold_char, _build))
+    return diskcache.cache_name(
+        f"charfold-{UNICODE_VERSION}", UNICODE_VERSION, str(MAX_CODE_POINT), code=(is_kept, fold_char, _build)
+    )
 
 
 def _valid(arrays: dict[str, np.ndarray]) -> bool:
     fold, expand = arrays["fold"], arrays["expand"]
-    return fold.shape == (MAX_CODE_POINT + 1,) and fold.dtype == np.int32 and expand.dtype == np.int32 \
-        and expand.ndim == 1 and len(expand) >= 1
+    return (
+        fold.shape == (MAX_CODE_POINT + 1,)
+        and fold.dtype == np.int32
+        and expand.dtype == np.int32
+        and expand.ndim == 1
+        and len(expand) >= 1
+    )

@@ -69,8 +69,9 @@ def store(folder: Path, name: str, arrays: dict[str, np.ndarray]) -> bool:
         return False
 
 
-def cached(name: str, names: tuple[str, ...], build: Callable[[], dict[str, np.ndarray]],
-           valid: Callable[[dict[str, np.ndarray]], bool]) -> dict[str, np.ndarray]:
+def cached(
+    name: str, names: tuple[str, ...], build: Callable[[], dict[str, np.ndarray]], valid: Callable[[dict[str, np.ndarray]], bool]
+) -> dict[str, np.ndarray]:
     """The arrays from the first cache folder holding a valid copy, else build() stored in the
     first writable folder (and still returned when none is)."""
     dirs = cache_dirs()

@@ -382,12 +382,14 @@ def _fingerprint_docs(data, starts, ends, fold, expand, k, w, robust, mod_p, uni
         if unit == WORD:
             n = _words_into(codes, offsets, n, word_codes, word_starts, word_ends)
             m = _kgram_hashes_into(word_codes, n, k, hashes)
-            s, out_doc, out_hash, out_pos = _select_into(hashes, m, w, robust, mod_p, selected, word_starts, 0, d,
-                                                         out_doc, out_hash, out_pos, n_out)
+            s, out_doc, out_hash, out_pos = _select_into(
+                hashes, m, w, robust, mod_p, selected, word_starts, 0, d, out_doc, out_hash, out_pos, n_out
+            )
         else:
             m = _kgram_hashes_into(codes, n, k, hashes)
-            s, out_doc, out_hash, out_pos = _select_into(hashes, m, w, robust, mod_p, selected, offsets, 0, d,
-                                                         out_doc, out_hash, out_pos, n_out)
+            s, out_doc, out_hash, out_pos = _select_into(
+                hashes, m, w, robust, mod_p, selected, offsets, 0, d, out_doc, out_hash, out_pos, n_out
+            )
         n_out += s
         norm_chars[d] = n
         kgrams[d] = m
@@ -478,9 +480,10 @@ def _fingerprint_codes(codes, code_starts, bounds, k, w, robust, mod_p):
     for d in range(ndocs):
         lo = bounds[d]
         n = bounds[d + 1] - lo
-        m = _kgram_hashes_into(codes[lo:lo + n], n, k, hashes)
-        s, out_doc, out_hash, out_pos = _select_into(hashes, m, w, robust, mod_p, selected, code_starts, lo, d,
-                                                     out_doc, out_hash, out_pos, n_out)
+        m = _kgram_hashes_into(codes[lo : lo + n], n, k, hashes)
+        s, out_doc, out_hash, out_pos = _select_into(
+            hashes, m, w, robust, mod_p, selected, code_starts, lo, d, out_doc, out_hash, out_pos, n_out
+        )
         n_out += s
         norm[d] = n
         kgrams[d] = m

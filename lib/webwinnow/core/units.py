@@ -54,8 +54,13 @@ def unit_number(unit: str) -> int:
 @njit(**JIT_OPTIONS)
 def _alone(cp):
     """Whether a normalized code point is a word of its own: kana and Han ideographs."""
-    return (0x3040 <= cp <= 0x30FF or 0x3400 <= cp <= 0x4DBF or 0x4E00 <= cp <= 0x9FFF
-            or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp <= 0x3FFFF)
+    return (
+        0x3040 <= cp <= 0x30FF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x20000 <= cp <= 0x3FFFF
+    )
 
 
 @njit(**JIT_OPTIONS)

@@ -217,8 +217,9 @@ def _text_buffers(texts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not isinstance(texts, pa.Array):
         # Encoded here rather than by Arrow, so a lone surrogate becomes one U+FFFD character
         # (as in normalize) instead of an encoding error.
-        texts = pa.array([_check_text(t).encode("utf-8", "surrogatepass") if t is not None else None for t in texts],
-                         type=pa.large_binary())
+        texts = pa.array(
+            [_check_text(t).encode("utf-8", "surrogatepass") if t is not None else None for t in texts], type=pa.large_binary()
+        )
     if pa.types.is_string(texts.type) or pa.types.is_binary(texts.type):
         offset_type: type[np.signedinteger[Any]] = np.int32
     elif pa.types.is_large_string(texts.type) or pa.types.is_large_binary(texts.type):
@@ -229,9 +230,7 @@ def _text_buffers(texts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     _, offsets_buf, data_buf = texts.buffers()
     offsets = np.frombuffer(offsets_buf, dtype=offset_type)[texts.offset : texts.offset + n + 1]
     offsets = offsets.astype(np.int64)
-    data = (
-        np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None and data_buf.size else np.zeros(0, np.uint8)
-    )
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None and data_buf.size else np.zeros(0, np.uint8)
     starts = offsets[:-1].copy()
     ends = offsets[1:].copy()
     if texts.null_count:

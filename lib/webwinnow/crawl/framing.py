@@ -284,8 +284,9 @@ def _iter_stream(fh: IO[bytes], size: int, max_body: int) -> Iterator[RawRecord]
             # not a record header: never let warcio read junk as an (ARC) header line
             nxt = _find_record_start(fh, base)
             end = nxt if nxt is not None else size
-            yield RawRecord(offset=base, error="not_a_warc_record", detail=f"no record header; {end - base} bytes skipped",
-                            end=end)
+            yield RawRecord(
+                offset=base, error="not_a_warc_record", detail=f"no record header; {end - base} bytes skipped", end=end
+            )
             if nxt is None:
                 return
             base = nxt
@@ -312,10 +313,13 @@ def _iter_stream(fh: IO[bytes], size: int, max_body: int) -> Iterator[RawRecord]
             if nxt == bad:
                 nxt = _find_record_start(fh, bad + 1)
             span = (nxt if nxt is not None else size) - bad
-            what = "bytes that are not a record after an intact one" if isinstance(exc, _JunkAfterRecord) \
-                else type(exc).__name__
-            yield RawRecord(offset=bad, error="not_a_warc_record", detail=f"{what}; {span} bytes skipped",
-                            end=nxt if nxt is not None else size)
+            what = "bytes that are not a record after an intact one" if isinstance(exc, _JunkAfterRecord) else type(exc).__name__
+            yield RawRecord(
+                offset=bad,
+                error="not_a_warc_record",
+                detail=f"{what}; {span} bytes skipped",
+                end=nxt if nxt is not None else size,
+            )
         if nxt is None:
             return
         base = nxt
@@ -434,8 +438,7 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iter
                 rec.offset, rec.inner = pos, rec.offset
                 if error == "gzip_data_error" and rec.error is None and rec.digest_ok() is not True:
                     rec.error = error
-                    rec.detail = (f"decoded from the damaged gzip member at byte {pos}; "
-                                  "no payload digest verifies it")
+                    rec.detail = f"decoded from the damaged gzip member at byte {pos}; no payload digest verifies it"
                 if held is not None:
                     yield held
                 held = rec
@@ -448,8 +451,12 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iter
                     if held is not None:
                         yield held
                     tail = (held.end or 0) if held is not None else 0
-                    held = RawRecord(offset=pos, inner=tail, error=error,
-                                     detail=f"member at byte {pos}: {error}; {length - tail} bytes decompressed after the last record")
+                    held = RawRecord(
+                        offset=pos,
+                        inner=tail,
+                        error=error,
+                        detail=f"member at byte {pos}: {error}; {length - tail} bytes decompressed after the last record",
+                    )
             if held is not None:
                 yield held
         if end is None:

@@ -177,9 +177,7 @@ def _dechunk(data: bytes, flags: list[str]) -> bytes:
     return b"".join(parts)
 
 
-def _decode_compressed(
-    data: bytes, coding: str, cap: int, keep_truncated: bool, flags: list[str]
-) -> bytes | None:
+def _decode_compressed(data: bytes, coding: str, cap: int, keep_truncated: bool, flags: list[str]) -> bytes | None:
     """Decoded bytes, or None when ``data`` was plainly never encoded (flagged as mislabelled)."""
     try:
         if coding in _BROTLI:
@@ -373,8 +371,7 @@ _WHATWG_LABELS = {
     "iso8859-2": "csisolatin2 iso-8859-2 iso-ir-101 iso8859-2 iso88592 iso_8859-2 iso_8859-2:1987 l2 latin2",
     "iso8859-3": "csisolatin3 iso-8859-3 iso-ir-109 iso8859-3 iso88593 iso_8859-3 iso_8859-3:1988 l3 latin3",
     "iso8859-4": "csisolatin4 iso-8859-4 iso-ir-110 iso8859-4 iso88594 iso_8859-4 iso_8859-4:1988 l4 latin4",
-    "iso8859-5": "csisolatincyrillic cyrillic iso-8859-5 iso-ir-144 iso8859-5 iso88595 iso_8859-5 "
-    "iso_8859-5:1988",
+    "iso8859-5": "csisolatincyrillic cyrillic iso-8859-5 iso-ir-144 iso8859-5 iso88595 iso_8859-5 iso_8859-5:1988",
     "iso8859-6": "arabic asmo-708 csiso88596e csiso88596i csisolatinarabic ecma-114 iso-8859-6 iso-8859-6-e "
     "iso-8859-6-i iso-ir-127 iso8859-6 iso88596 iso_8859-6 iso_8859-6:1987",
     "iso8859-7": "csisolatingreek ecma-118 elot_928 greek greek8 iso-8859-7 iso-ir-126 iso8859-7 iso88597 "
@@ -409,8 +406,7 @@ _WHATWG_LABELS = {
     "euc_jp": "cseucpkdfmtjapanese euc-jp x-euc-jp",
     "iso2022_jp": "csiso2022jp iso-2022-jp",
     "cp932": "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis",
-    "cp949": "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 ksc_5601 "
-    "windows-949",
+    "cp949": "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 ksc_5601 windows-949",
     "utf-16-be": "unicodefffe utf-16be",
     "utf-16-le": "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le",
 }

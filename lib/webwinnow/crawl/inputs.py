@@ -128,12 +128,13 @@ def _expand(spec: str, prefix: str | None = None) -> list[tuple[str, str, storag
         return [(entry.name, "", entry)]
     lines = _manifest_lines(entry.name)
     if lines is None:
-
         if is_item_file(storage.basename(spec)) and entry.size > 0 and not _names_crawl_files(entry.name):
             return [(entry.name, "", entry)]
-        raise UserError(f"input {spec} is neither a crawl file (.warc, .warc.gz, .arc, .arc.gz, .wet, .wet.gz), "
-                        "a file of items (.jsonl, .jsonl.gz, .parquet, .txt) nor a manifest (a text file whose "
-                        "every line is the path of one)")
+        raise UserError(
+            f"input {spec} is neither a crawl file (.warc, .warc.gz, .arc, .arc.gz, .wet, .wet.gz), "
+            "a file of items (.jsonl, .jsonl.gz, .parquet, .txt) nor a manifest (a text file whose "
+            "every line is the path of one)"
+        )
     base = prefix or storage.parent(entry.name)
     return [(storage.join(base, line), spec, None) for line in lines]
 
@@ -166,8 +167,9 @@ def _look_up(names: list[str]) -> dict[str, storage.Entry | None]:
     return found
 
 
-def list_inputs(specs: list[str] | tuple[str, ...], prefix: str | None = None, limit: int | None = None,
-                sample: float | None = None) -> list[InputFile]:
+def list_inputs(
+    specs: list[str] | tuple[str, ...], prefix: str | None = None, limit: int | None = None, sample: float | None = None
+) -> list[InputFile]:
     """Every crawl file the specs name, absolute, deduplicated, sorted (so ids and tasks are stable).
 
     Specs and prefix are local paths or URIs of any store pyarrow.fs reaches (s3://, gs://,
@@ -221,8 +223,10 @@ def list_inputs(specs: list[str] | tuple[str, ...], prefix: str | None = None, l
     if not files:
         raise UserError(f"--sample {sample} keeps none of the inputs: take a larger fraction")
     if all(f.path.lower().endswith(WAT_SUFFIXES) for f in files):
-        raise UserError("every input is a WAT file (metadata records, no page text): give the WARC files, "
-                        "or the WET files for their extracted text")
+        raise UserError(
+            "every input is a WAT file (metadata records, no page text): give the WARC files, "
+            "or the WET files for their extracted text"
+        )
     return files
 
 

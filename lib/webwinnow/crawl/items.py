@@ -38,28 +38,63 @@ def item_rows(path: str, text_column: str, id_column: str, max_chars: int) -> It
             ident, text = item
             if len(text) > max_chars:
                 counts["flagged"] += 1
-                yield _ledger_record(path, row, "flagged", "item_too_large",
-                                     f"{len(text):,} characters (extract.max_decoded_bytes {max_chars:,})", ident)
+                yield _ledger_record(
+                    path,
+                    row,
+                    "flagged",
+                    "item_too_large",
+                    f"{len(text):,} characters (extract.max_decoded_bytes {max_chars:,})",
+                    ident,
+                )
                 continue
             counts["parsed"] += 1
-            yield {"table": "documents", "doc_id": doc_id(path, row), "file": path, "offset": row, "record_id": ident,
-                   "url": ident, "content_type": "text/plain", "status": "ok", "text": text,
-                   "html_bytes": len(text.encode("utf-8", "surrogatepass")), "text_chars": len(text),
-                   "charset": "utf-8"}
+            yield {
+                "table": "documents",
+                "doc_id": doc_id(path, row),
+                "file": path,
+                "offset": row,
+                "record_id": ident,
+                "url": ident,
+                "content_type": "text/plain",
+                "status": "ok",
+                "text": text,
+                "html_bytes": len(text.encode("utf-8", "surrogatepass")),
+                "text_chars": len(text),
+                "charset": "utf-8",
+            }
     except (OSError, EOFError, ValueError) as exc:
         status, reason, detail = "failed", "unreadable", f"{type(exc).__name__}: {exc}"[:300]
     if status == "read_ok" and counts["seen"] == 0:
         status, reason = "empty", "no_items"
     elif status == "read_ok" and counts["seen"] == counts["failed"]:
         status, reason = "failed", "no_readable_item"
-    yield {"table": "ledger", "kind": "file", "file": path, "status": status, "reason": reason, "detail": detail,
-           "records_seen": counts["seen"], "parsed": counts["parsed"], "skipped": 0, "failed": counts["failed"],
-           "flagged": counts["flagged"]}
+    yield {
+        "table": "ledger",
+        "kind": "file",
+        "file": path,
+        "status": status,
+        "reason": reason,
+        "detail": detail,
+        "records_seen": counts["seen"],
+        "parsed": counts["parsed"],
+        "skipped": 0,
+        "failed": counts["failed"],
+        "flagged": counts["flagged"],
+    }
 
 
 def _ledger_record(path: str, row: int, outcome: str, reason: str, detail: str, ident: str | None = None) -> dict:
-    return {"table": "ledger", "kind": "record", "file": path, "offset": row, "record_id": ident, "warc_type": "item",
-            "status": outcome, "reason": reason, "detail": detail}
+    return {
+        "table": "ledger",
+        "kind": "record",
+        "file": path,
+        "offset": row,
+        "record_id": ident,
+        "warc_type": "item",
+        "status": outcome,
+        "reason": reason,
+        "detail": detail,
+    }
 
 
 def _items(path: str, text_column: str, id_column: str) -> Iterator[tuple[int, tuple[str, str] | str]]:
@@ -95,8 +130,11 @@ def _judge(item, row: int, text_column: str, id_column: str) -> tuple[str, str] 
         return f"row {row + 1}: its {text_column!r} is null"
     if not isinstance(text, str):
         present = ", ".join(sorted(map(str, item))[:8])
-        return (f"row {row + 1} has no text column {text_column!r} (it has: {present}; name it with --text-column)"
-                if text is None else f"row {row + 1}: {text_column!r} is a {type(text).__name__}, not text")
+        return (
+            f"row {row + 1} has no text column {text_column!r} (it has: {present}; name it with --text-column)"
+            if text is None
+            else f"row {row + 1}: {text_column!r} is a {type(text).__name__}, not text"
+        )
     ident = item.get(id_column)
     return (str(ident) if ident is not None else f"{row}"), text
 

@@ -40,7 +40,6 @@ _HTML_SNIFF = (b"<!doctype html", b"<html", b"<head", b"<body")
 FLAG_REASONS = frozenset(r for r, (outcome, _) in REASONS.items() if outcome == "flagged")
 
 
-
 @dataclass
 class _Counts:
     seen: int = 0
@@ -87,9 +86,17 @@ def _judge_text(rec: RawRecord, code: bool = False) -> dict:
         text, flags = rec.body.decode("utf-8", errors="replace"), flags + ("charset_replaced",)
     if code:
         text, flags = "", flags + ("no_markup_for_code",)
-    return {**doc, "outcome": "parsed", "reason": None, "text": text, "text_chars": len(text),
-            "html_bytes": len(rec.body), "charset": "utf-8", "flags": flags,
-            "body_sha256": hashlib.sha256(rec.body).hexdigest()}
+    return {
+        **doc,
+        "outcome": "parsed",
+        "reason": None,
+        "text": text,
+        "text_chars": len(text),
+        "html_bytes": len(rec.body),
+        "charset": "utf-8",
+        "flags": flags,
+        "body_sha256": hashlib.sha256(rec.body).hexdigest(),
+    }
 
 
 def _judge(rec: RawRecord, cfg: ExtractConfig, wet: bool = False, code: bool = False) -> dict:

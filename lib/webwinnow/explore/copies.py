@@ -21,8 +21,12 @@ def top_pairs(run: RunOutput, n: int = 20):
     pairs = run.frame("pairs")
     pairs["content"] = pairs[["content_chars_a", "content_chars_b"]].min(axis=1)
     pairs["share"] = pairs[["content_share_a", "content_share_b"]].max(axis=1)
-    return (pairs.sort_values(["content", "share", "doc_a", "doc_b"], ascending=[False, False, True, True])
-            .head(n).drop(columns=["content", "share"]).reset_index(drop=True))
+    return (
+        pairs.sort_values(["content", "share", "doc_a", "doc_b"], ascending=[False, False, True, True])
+        .head(n)
+        .drop(columns=["content", "share"])
+        .reset_index(drop=True)
+    )
 
 
 def cluster_table(run: RunOutput, n: int = 10):
@@ -32,7 +36,7 @@ def cluster_table(run: RunOutput, n: int = 10):
         return clusters.assign(url=[])
     urls = run.urls(clusters["doc_id"].tolist())
     clusters["url"] = clusters["doc_id"].map(urls)
-    biggest = (clusters.groupby("cluster_id").size().sort_values(ascending=False, kind="stable").head(n).index)
+    biggest = clusters.groupby("cluster_id").size().sort_values(ascending=False, kind="stable").head(n).index
     chosen = clusters[clusters["cluster_id"].isin(biggest)]
     return chosen.sort_values(["cluster_size", "cluster_id", "doc_id"], ascending=[False, True, True]).reset_index(drop=True)
 
@@ -61,18 +65,31 @@ def pair_passages(run: RunOutput, doc_a: int, doc_b: int, n: int = 5) -> list[Pa
     for ids, chunk in run.texts(np.array([doc_a, doc_b], np.int64)):
         texts.update(zip(ids.tolist(), chunk, strict=True))
     a, b = texts.get(int(doc_a), ""), texts.get(int(doc_b), "")
-    return [Passage(int(s.length), int(s.start_a), int(s.end_a), int(s.start_b), int(s.end_b),
-                    a[s.start_a:s.end_a], b[s.start_b:s.end_b]) for s in spans.itertuples(index=False)]
+    return [
+        Passage(
+            int(s.length),
+            int(s.start_a),
+            int(s.end_a),
+            int(s.start_b),
+            int(s.end_b),
+            a[s.start_a : s.end_a],
+            b[s.start_b : s.end_b],
+        )
+        for s in spans.itertuples(index=False)
+    ]
 
 
 def side_by_side_html(passages: list[Passage], url_a: str | None, url_b: str | None, max_chars: int = 800) -> str:
     """The passages as an HTML table, one row per passage, both sides escaped."""
+
     def cell(text: str) -> str:
         cut = text if len(text) <= max_chars else text[:max_chars] + " …"
         return f'<td style="vertical-align:top;white-space:pre-wrap;text-align:left">{html.escape(cut)}</td>'
 
-    head = (f"<tr><th>normalized chars</th><th style='text-align:left'>{html.escape(url_a or '')}</th>"
-            f"<th style='text-align:left'>{html.escape(url_b or '')}</th></tr>")
+    head = (
+        f"<tr><th>normalized chars</th><th style='text-align:left'>{html.escape(url_a or '')}</th>"
+        f"<th style='text-align:left'>{html.escape(url_b or '')}</th></tr>"
+    )
     rows = "".join(f"<tr><td>{p.length:,}</td>{cell(p.text_a)}{cell(p.text_b)}</tr>" for p in passages)
     return f"<table>{head}{rows}</table>"
 

@@ -44,14 +44,16 @@ def density_by_w(run: RunOutput, ws: Sequence[int] = DEFAULT_WS, max_docs: int |
         kgrams += int(hashes.size)
         for w in ws:
             picked[w] += int(winnow(hashes, w, robust).size)
-    rows = [(w, w + k - 1, docs, kgrams, picked[w], picked[w] / kgrams if kgrams else float("nan"),
-             2 / (w + 1), 1.5 / (w + 1)) for w in ws]
-    return pd.DataFrame(rows, columns=["w", "t", "documents", "kgrams", "fingerprints", "density",
-                                       "expected", "lower_bound"])
+    rows = [
+        (w, w + k - 1, docs, kgrams, picked[w], picked[w] / kgrams if kgrams else float("nan"), 2 / (w + 1), 1.5 / (w + 1))
+        for w in ws
+    ]
+    return pd.DataFrame(rows, columns=["w", "t", "documents", "kgrams", "fingerprints", "density", "expected", "lower_bound"])
 
 
-def robust_vs_standard(run: RunOutput | None = None, w: int | None = None, k: int | None = None,
-                       run_docs: int = 5, max_docs: int | None = 2000):
+def robust_vs_standard(
+    run: RunOutput | None = None, w: int | None = None, k: int | None = None, run_docs: int = 5, max_docs: int | None = 2000
+):
     """Fingerprints robust and standard winnowing select on low-entropy text.
 
     The built-in strings of LOW_ENTROPY, and (given a run) the run_docs documents of its sample
@@ -70,8 +72,11 @@ def robust_vs_standard(run: RunOutput | None = None, w: int | None = None, k: in
     w, k = w or 100, k or 50
     cases: list[tuple[str, str]] = list(LOW_ENTROPY.items())
     if run is not None and run_docs:
-        scored = sorted((distinct(hashes).size / hashes.size, doc_id)
-                        for doc_id, hashes in run.sample_kgrams(max_docs) if hashes.size >= 2 * w)[:run_docs]
+        scored = sorted(
+            (distinct(hashes).size / hashes.size, doc_id)
+            for doc_id, hashes in run.sample_kgrams(max_docs)
+            if hashes.size >= 2 * w
+        )[:run_docs]
         urls = run.urls([d for _, d in scored])
         texts: dict[int, str] = {}
         for ids, chunk in run.texts(np.array([d for _, d in scored], np.int64)):
@@ -85,8 +90,9 @@ def robust_vs_standard(run: RunOutput | None = None, w: int | None = None, k: in
             continue
         robust, standard = int(winnow(hashes, w, True).size), int(winnow(hashes, w, False).size)
         rows.append((name, n, int(np.unique(hashes).size), robust, standard, robust / n, standard / n))
-    return pd.DataFrame(rows, columns=["text", "kgrams", "distinct_kgrams", "robust", "standard",
-                                       "robust_density", "standard_density"])
+    return pd.DataFrame(
+        rows, columns=["text", "kgrams", "distinct_kgrams", "robust", "standard", "robust_density", "standard_density"]
+    )
 
 
 def paper_table(run: RunOutput, max_docs: int | None = None, mod_p: int | None = None) -> dict:
@@ -101,13 +107,48 @@ def paper_frame(result: dict):
     import pandas as pd
 
     win, mp = result["winnowing"], result["mod_p"]
-    index = ["documents", "text characters", "text bytes", "k-gram hashes", "fingerprints", "density", "expected density",
-             "longest gap (k-grams)", "gap bound (k-grams)", "threshold matches missed", "expected missed"]
-    return pd.DataFrame({
-        "winnowing": [result["documents"], result["text_chars"], result["text_bytes"], result["kgrams"], win["fingerprints"], win["density"],
-                      win["expected_density"], win["longest_gap_kgrams"], win["bound_gap_kgrams"],
-                      win["missed_threshold_matches"], 0.0],
-        f"0 mod {mp['p']}": [result["documents"], result["text_chars"], result["text_bytes"], result["kgrams"], mp["fingerprints"],
-                             mp["density"], mp["expected_density"], mp["longest_gap_kgrams"], None,
-                             mp["missed_threshold_matches"], mp["expected_missed"]],
-    }, index=index, dtype=object)  # counts stay integers, shares stay fractions
+    index = [
+        "documents",
+        "text characters",
+        "text bytes",
+        "k-gram hashes",
+        "fingerprints",
+        "density",
+        "expected density",
+        "longest gap (k-grams)",
+        "gap bound (k-grams)",
+        "threshold matches missed",
+        "expected missed",
+    ]
+    return pd.DataFrame(
+        {
+            "winnowing": [
+                result["documents"],
+                result["text_chars"],
+                result["text_bytes"],
+                result["kgrams"],
+                win["fingerprints"],
+                win["density"],
+                win["expected_density"],
+                win["longest_gap_kgrams"],
+                win["bound_gap_kgrams"],
+                win["missed_threshold_matches"],
+                0.0,
+            ],
+            f"0 mod {mp['p']}": [
+                result["documents"],
+                result["text_chars"],
+                result["text_bytes"],
+                result["kgrams"],
+                mp["fingerprints"],
+                mp["density"],
+                mp["expected_density"],
+                mp["longest_gap_kgrams"],
+                None,
+                mp["missed_threshold_matches"],
+                mp["expected_missed"],
+            ],
+        },
+        index=index,
+        dtype=object,
+    )  # counts stay integers, shares stay fractions

@@ -53,8 +53,15 @@ def _steps(ax, curve: Curve, color: str, label: str) -> None:
     if fit.get("slope") is not None and fit.get("rank_min") and fit.get("rank_max"):
         lo, hi = float(fit["rank_min"]), max(float(fit["rank_max"]), float(fit["rank_min"]) * 1.001)
         r = np.geomspace(lo, hi, 50)
-        ax.plot(r, 10 ** fit["intercept"] * r ** fit["slope"], "--", color=color, linewidth=1.2, alpha=0.8,
-                label=f"fit: slope {fit['slope']:.2f}, ranks {int(lo):,}–{int(hi):,}")
+        ax.plot(
+            r,
+            10 ** fit["intercept"] * r ** fit["slope"],
+            "--",
+            color=color,
+            linewidth=1.2,
+            alpha=0.8,
+            label=f"fit: slope {fit['slope']:.2f}, ranks {int(lo):,}–{int(hi):,}",
+        )
 
 
 def _log_axes(ax, xlabel: str, ylabel: str) -> None:
@@ -69,8 +76,10 @@ def rank_frequency_figure(run_curve: Curve, kgrams: Curve | None = None, fingerp
     """Left: the run's fingerprint curve with its fit. Right: all k-grams against winnowed
     fingerprints of the same sample (the paper: slopes about -0.7 and -0.68)."""
     fig, (left, right) = _figure(12.0, 5.0, panels=2)
-    for ax, curves, title in ((left, [(run_curve, BLUE)], f"{run_curve.label} ({run_curve.documents:,})"),
-                              (right, [(c, col) for c, col in ((kgrams, GREY), (fingerprints, BLUE)) if c], "a sample")):
+    for ax, curves, title in (
+        (left, [(run_curve, BLUE)], f"{run_curve.label} ({run_curve.documents:,})"),
+        (right, [(c, col) for c, col in ((kgrams, GREY), (fingerprints, BLUE)) if c], "a sample"),
+    ):
         if not any(c.runs for c, _ in curves):
             _empty(ax, "no hashes")
             continue
@@ -116,8 +125,14 @@ def max_df_figure(sweep: MaxDfSweep):
     """Pairs emitted and the boilerplate share of fingerprints as functions of max_df."""
     fig, (ax,) = _figure()
     # both are step functions of the cap: they change only at the document frequencies present
-    ax.plot(sweep.max_df, sweep.pairs, ".-", color=BLUE, drawstyle="steps-post",
-            label=f"candidate pairs (≥ {sweep.min_shared} shared)")
+    ax.plot(
+        sweep.max_df,
+        sweep.pairs,
+        ".-",
+        color=BLUE,
+        drawstyle="steps-post",
+        label=f"candidate pairs (≥ {sweep.min_shared} shared)",
+    )
     ax.set_xscale("log")
     ax.set_xlabel("max_df: hashes in more documents are boilerplate (never paired)")
     ax.set_ylabel("candidate pairs", color=BLUE)
@@ -125,13 +140,24 @@ def max_df_figure(sweep: MaxDfSweep):
         ax.set_yscale("symlog", linthresh=1)
     ax.set_ylim(bottom=0)
     other = ax.twinx()
-    other.plot(sweep.max_df, [100 * s for s in sweep.boilerplate_share], ".-", color=RED, drawstyle="steps-post",
-               label="boilerplate share")
+    other.plot(
+        sweep.max_df,
+        [100 * s for s in sweep.boilerplate_share],
+        ".-",
+        color=RED,
+        drawstyle="steps-post",
+        label="boilerplate share",
+    )
     other.set_ylabel("fingerprints above max_df (%)", color=RED)
     other.set_ylim(0, 100)
     if sweep.chosen:
-        ax.axvline(sweep.chosen, color=GREEN, linestyle="--", linewidth=1.5,
-                   label=f"this run: max_df = {sweep.chosen:,}" + (" (automatic)" if sweep.chosen_auto else ""))
+        ax.axvline(
+            sweep.chosen,
+            color=GREEN,
+            linestyle="--",
+            linewidth=1.5,
+            label=f"this run: max_df = {sweep.chosen:,}" + (" (automatic)" if sweep.chosen_auto else ""),
+        )
     lines = ax.get_legend_handles_labels()
     more = other.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="center right")
@@ -172,8 +198,9 @@ def gaps_figure(paper: dict):
     left.legend(fontsize=8)
     missed = [100 * (win["missed_threshold_matches"] or 0), 100 * (mp["missed_threshold_matches"] or 0)]
     right.bar(names, missed, color=[BLUE, RED])
-    right.axhline(100 * mp["expected_missed"], color=GREY, linestyle="--",
-                  label=f"(1 − 1/p)^w = {100 * mp['expected_missed']:.1f}%")
+    right.axhline(
+        100 * mp["expected_missed"], color=GREY, linestyle="--", label=f"(1 − 1/p)^w = {100 * mp['expected_missed']:.1f}%"
+    )
     right.set_ylabel("windows of w k-grams with no fingerprint (%)")
     for i, m in enumerate(missed):
         right.annotate(f"{m:.2f}%", (i, m), ha="center", va="bottom", fontsize=9)
@@ -327,34 +354,66 @@ def _passages(run: RunOutput, max_docs: int | None):
 
 
 FIGURES = (
-    FigureSpec("rank_frequency_kgrams.png", "Hash rank–frequency",
-               "The run's fingerprint hashes ranked by document frequency with the fitted power law; beside it, all "
-               "k-gram hashes against winnowed fingerprints of a sample of documents.", "hash_frequencies.ipynb",
-               _rank_frequency),
-    FigureSpec("fit_residuals.png", "Where the power law holds",
-               "Residuals of the fit along the ranks: plateaus of tied hashes (site templates) and the tail of hashes "
-               "seen in one document are where the line stops describing the curve.", "hash_frequencies.ipynb",
-               lambda run, n: fit_residuals_figure(fit_quality(fingerprint_curve(run)))),
-    FigureSpec("max_df.png", "The boilerplate cap",
-               "Document pairs and the share of fingerprints left out as boilerplate for every max_df, with this "
-               "run's choice marked.", "hash_frequencies.ipynb", _sweep),
-    FigureSpec("gaps.png", "Winnowing against 0 mod p",
-               "The longest run of k-grams without a fingerprint and the share of threshold-length matches missed, "
-               "at the same expected density (the paper's Web-data table).", "density_and_gaps.ipynb", _paper),
-    FigureSpec("density_by_w.png", "Density against w",
-               "Measured fingerprint density over a range of windows, with 2/(w+1) and the lower bound 1.5/(w+1).",
-               "density_and_gaps.ipynb",
-               lambda run, n: density_figure(density_by_w(run, max_docs=n), run.winnow["k"])),
-    FigureSpec("robust.png", "Robust winnowing on low-entropy text",
-               "Fingerprints per k-gram of robust and standard winnowing on repetitive strings and on the run's "
-               "most repetitive documents.", "density_and_gaps.ipynb",
-               lambda run, n: robust_figure(robust_vs_standard(run, max_docs=n), run.winnow["w"])),
-    FigureSpec("pairs_scatter.png", "Containment against resemblance",
-               "Every reported pair: how much of the smaller document is in the other, against their overlap.",
-               "pairs_explorer.ipynb", lambda run, n: pairs_scatter_figure(run.frame("pairs"))),
-    FigureSpec("passage_lengths.png", "Copied passage lengths",
-               "The lengths of the copied passages against k and the guarantee threshold t.", "pairs_explorer.ipynb",
-               _passages),
+    FigureSpec(
+        "rank_frequency_kgrams.png",
+        "Hash rank–frequency",
+        "The run's fingerprint hashes ranked by document frequency with the fitted power law; beside it, all "
+        "k-gram hashes against winnowed fingerprints of a sample of documents.",
+        "hash_frequencies.ipynb",
+        _rank_frequency,
+    ),
+    FigureSpec(
+        "fit_residuals.png",
+        "Where the power law holds",
+        "Residuals of the fit along the ranks: plateaus of tied hashes (site templates) and the tail of hashes "
+        "seen in one document are where the line stops describing the curve.",
+        "hash_frequencies.ipynb",
+        lambda run, n: fit_residuals_figure(fit_quality(fingerprint_curve(run))),
+    ),
+    FigureSpec(
+        "max_df.png",
+        "The boilerplate cap",
+        "Document pairs and the share of fingerprints left out as boilerplate for every max_df, with this run's choice marked.",
+        "hash_frequencies.ipynb",
+        _sweep,
+    ),
+    FigureSpec(
+        "gaps.png",
+        "Winnowing against 0 mod p",
+        "The longest run of k-grams without a fingerprint and the share of threshold-length matches missed, "
+        "at the same expected density (the paper's Web-data table).",
+        "density_and_gaps.ipynb",
+        _paper,
+    ),
+    FigureSpec(
+        "density_by_w.png",
+        "Density against w",
+        "Measured fingerprint density over a range of windows, with 2/(w+1) and the lower bound 1.5/(w+1).",
+        "density_and_gaps.ipynb",
+        lambda run, n: density_figure(density_by_w(run, max_docs=n), run.winnow["k"]),
+    ),
+    FigureSpec(
+        "robust.png",
+        "Robust winnowing on low-entropy text",
+        "Fingerprints per k-gram of robust and standard winnowing on repetitive strings and on the run's "
+        "most repetitive documents.",
+        "density_and_gaps.ipynb",
+        lambda run, n: robust_figure(robust_vs_standard(run, max_docs=n), run.winnow["w"]),
+    ),
+    FigureSpec(
+        "pairs_scatter.png",
+        "Containment against resemblance",
+        "Every reported pair: how much of the smaller document is in the other, against their overlap.",
+        "pairs_explorer.ipynb",
+        lambda run, n: pairs_scatter_figure(run.frame("pairs")),
+    ),
+    FigureSpec(
+        "passage_lengths.png",
+        "Copied passage lengths",
+        "The lengths of the copied passages against k and the guarantee threshold t.",
+        "pairs_explorer.ipynb",
+        _passages,
+    ),
 )
 
 
@@ -372,8 +431,7 @@ def write_figures(run: RunOutput, folder: str | os.PathLike[str], max_docs: int 
             entries.append(FigureEntry(spec.name, spec.title, spec.caption + sampled, spec.notebook))
         except Exception as exc:  # noqa: BLE001 - reported on the page and in the log, not lost
             warnings.warn(f"report: {spec.name} not drawn: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
-            entries.append(FigureEntry(spec.name, spec.title, spec.caption, spec.notebook,
-                                       error=f"{type(exc).__name__}: {exc}"))
+            entries.append(FigureEntry(spec.name, spec.title, spec.caption, spec.notebook, error=f"{type(exc).__name__}: {exc}"))
     return entries
 
 

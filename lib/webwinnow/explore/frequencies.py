@@ -171,8 +171,14 @@ class MaxDfSweep:
     def frame(self):
         import pandas as pd
 
-        return pd.DataFrame({"max_df": self.max_df, "pairs": self.pairs, "boilerplate_hashes": self.boilerplate_hashes,
-                             "boilerplate_share": self.boilerplate_share})
+        return pd.DataFrame(
+            {
+                "max_df": self.max_df,
+                "pairs": self.pairs,
+                "boilerplate_hashes": self.boilerplate_hashes,
+                "boilerplate_share": self.boilerplate_share,
+            }
+        )
 
 
 def pair_thresholds(doc_a: np.ndarray, doc_b: np.ndarray, df: np.ndarray, min_shared: int) -> np.ndarray:
@@ -194,8 +200,9 @@ def pair_thresholds(doc_a: np.ndarray, doc_b: np.ndarray, df: np.ndarray, min_sh
     return d[starts[keep] + min_shared - 1]
 
 
-def max_df_sweep(run: RunOutput, max_seeds: int = 10_000_000, max_docs: int | None = None,
-                 max_rows: int = 60_000_000) -> MaxDfSweep:
+def max_df_sweep(
+    run: RunOutput, max_seeds: int = 10_000_000, max_docs: int | None = None, max_rows: int = 60_000_000
+) -> MaxDfSweep:
     """The sweep over every document frequency up to the largest cap whose pairing work (the
     seeds: two documents sharing a hash, Σ hashes·df·(df−1)/2) fits max_seeds.
 
@@ -213,8 +220,10 @@ def max_df_sweep(run: RunOutput, max_seeds: int = 10_000_000, max_docs: int | No
     documents = int(run.stats("doc_stats").get("documents", 0))
     if max_docs is None:
         if run.rows("fingerprints") > max_rows:
-            raise ValueError(f"{run.rows('fingerprints'):,} fingerprints are more than max_rows = {max_rows:,}: "
-                             "give max_docs to sweep a sample of documents")
+            raise ValueError(
+                f"{run.rows('fingerprints'):,} fingerprints are more than max_rows = {max_rows:,}: "
+                "give max_docs to sweep a sample of documents"
+            )
         fp = run.table("fingerprints", ["hash", "doc_id"])
         sample = None
     else:
@@ -250,8 +259,7 @@ def max_df_sweep(run: RunOutput, max_seeds: int = 10_000_000, max_docs: int | No
     above = [int((df > m).sum()) for m in caps]
     share = [float(occurrences[df > m].sum()) / total for m in caps]
     pairs = [int(np.searchsorted(q, m, side="right")) for m in caps]
-    return MaxDfSweep(caps, pairs, above, share, min_shared, chosen, bool(pstats.get("max_df_auto")), documents,
-                      sample, limited)
+    return MaxDfSweep(caps, pairs, above, share, min_shared, chosen, bool(pstats.get("max_df_auto")), documents, sample, limited)
 
 
 def _occurrences(fp, held: np.ndarray) -> np.ndarray:

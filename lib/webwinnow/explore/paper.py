@@ -44,8 +44,7 @@ def _texts(folder: str, max_docs: int | None):
                     return
 
 
-def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = None,
-                 folder: str | None = None) -> dict[str, Any]:
+def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = None, folder: str | None = None) -> dict[str, Any]:
     """The measurements as one JSON-able dict (see the module's docstring); folder: where the
     run's tables are, when known (else found from out)."""
     import numpy as np
@@ -90,8 +89,14 @@ def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = N
     fit, shares = stats.get("fit") or {}, stats.get("shares") or {}
     stored = table_stats(folder, "fingerprints") or {}
     result: dict[str, Any] = {
-        "k": k, "w": w, "t": w + k - 1, "robust": robust,
-        "documents": docs, "text_chars": chars, "text_bytes": text_bytes, "kgrams": kgrams,
+        "k": k,
+        "w": w,
+        "t": w + k - 1,
+        "robust": robust,
+        "documents": docs,
+        "text_chars": chars,
+        "text_bytes": text_bytes,
+        "kgrams": kgrams,
         "winnowing": {
             "fingerprints": tally["winnowing"][0],
             "density": tally["winnowing"][0] / kgrams if kgrams else None,
@@ -110,11 +115,15 @@ def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = N
             "expected_missed": (1 - 1 / p) ** w,
         },
         "lower_bound_density": 1.5 / (w + 1),
-        "power_law": {"slope": fit.get("slope"), "r2": fit.get("r2"), "rank_min": fit.get("rank_min"),
-                      "rank_max": fit.get("rank_max"), "min_docs": fit.get("min_docs")},
+        "power_law": {
+            "slope": fit.get("slope"),
+            "r2": fit.get("r2"),
+            "rank_min": fit.get("rank_min"),
+            "rank_max": fit.get("rank_max"),
+            "min_docs": fit.get("min_docs"),
+        },
         "shares": {key: shares.get(key) for key in ("hashes", "once", "twice", "three_times", "more")},
-        "cost": {"seconds": round(seconds, 2),
-                 "mb_per_s": round(chars / 1e6 / seconds, 2) if seconds > 0 else None},
+        "cost": {"seconds": round(seconds, 2), "mb_per_s": round(chars / 1e6 / seconds, 2) if seconds > 0 else None},
     }
     if max_docs is None and not run_mod_p and "fingerprints" in stored:
         # the stage's own count: the recomputation must select exactly the same k-grams
@@ -138,26 +147,39 @@ def format_tables(r: dict[str, Any]) -> list[str]:
         ("fingerprints", f"{win['fingerprints']:,}", f"{mp['fingerprints']:,}"),
         ("density", _pct(win["density"], 3), _pct(mp["density"], 3)),
         ("expected density", _pct(win["expected_density"], 3) + " = 2/(w+1)", _pct(mp["expected_density"], 3) + " = 1/p"),
-        ("longest gap (k-grams)", f"{win['longest_gap_kgrams']:,} (bound w-1 = {win['bound_gap_kgrams']})",
-         f"{mp['longest_gap_kgrams']:,} (no bound)"),
-        ("matches of length t missed", _pct(win["missed_threshold_matches"]),
-         f"{_pct(mp['missed_threshold_matches'])} (≈ {_pct(mp['expected_missed'], 1)})"),
+        (
+            "longest gap (k-grams)",
+            f"{win['longest_gap_kgrams']:,} (bound w-1 = {win['bound_gap_kgrams']})",
+            f"{mp['longest_gap_kgrams']:,} (no bound)",
+        ),
+        (
+            "matches of length t missed",
+            _pct(win["missed_threshold_matches"]),
+            f"{_pct(mp['missed_threshold_matches'])} (≈ {_pct(mp['expected_missed'], 1)})",
+        ),
     ]
     width = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = [f"k = {r['k']}, w = {r['w']}, t = {r['t']} ({'robust' if r['robust'] else 'standard'} winnowing); "
-             f"lower bound on density 1.5/(w+1) = {_pct(r['lower_bound_density'], 3)}"]
-    lines += ["  ".join(cell.ljust(width[i]) if i == 0 else cell.rjust(width[i]) for i, cell in enumerate(row))
-              for row in rows]
+    lines = [
+        f"k = {r['k']}, w = {r['w']}, t = {r['t']} ({'robust' if r['robust'] else 'standard'} winnowing); "
+        f"lower bound on density 1.5/(w+1) = {_pct(r['lower_bound_density'], 3)}"
+    ]
+    lines += ["  ".join(cell.ljust(width[i]) if i == 0 else cell.rjust(width[i]) for i, cell in enumerate(row)) for row in rows]
     if "matches_fingerprint_stage" in win:
-        lines.append("recomputed winnowing = the fingerprint stage's table: "
-                     + ("yes" if win["matches_fingerprint_stage"] else "NO (the table is not from these settings)"))
+        lines.append(
+            "recomputed winnowing = the fingerprint stage's table: "
+            + ("yes" if win["matches_fingerprint_stage"] else "NO (the table is not from these settings)")
+        )
     pl, sh = r["power_law"], r["shares"]
     if pl.get("slope") is not None:
-        lines.append(f"rank-frequency power law: slope {pl['slope']:.2f} (R² {pl['r2']:.2f}, ranks {pl['rank_min']:,}-"
-                     f"{pl['rank_max']:,}); the paper: about -0.7 for k-grams, -0.68 for fingerprints")
+        lines.append(
+            f"rank-frequency power law: slope {pl['slope']:.2f} (R² {pl['r2']:.2f}, ranks {pl['rank_min']:,}-"
+            f"{pl['rank_max']:,}); the paper: about -0.7 for k-grams, -0.68 for fingerprints"
+        )
     if sh.get("hashes"):
-        lines.append(f"distinct fingerprint hashes {sh['hashes']:,}: in 1 document {_pct(sh['once'], 1)}, 2 "
-                     f"{_pct(sh['twice'], 1)}, 3 {_pct(sh['three_times'], 1)}; the paper: 82%, 14%, 2%")
+        lines.append(
+            f"distinct fingerprint hashes {sh['hashes']:,}: in 1 document {_pct(sh['once'], 1)}, 2 "
+            f"{_pct(sh['twice'], 1)}, 3 {_pct(sh['three_times'], 1)}; the paper: 82%, 14%, 2%"
+        )
     lines.append(f"computed in {r['cost']['seconds']} s ({r['cost']['mb_per_s']} MB of text/s, one core)")
     return lines
 

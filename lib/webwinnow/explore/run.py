@@ -129,7 +129,7 @@ class RunOutput:
             doc_ids = self.sample_doc_ids(None)
         doc_ids = np.sort(np.asarray(doc_ids, np.int64))
         for lo in range(0, len(doc_ids), batch):
-            ids = doc_ids[lo:lo + batch]
+            ids = doc_ids[lo : lo + batch]
             got = self.table("documents", ["doc_id", "text"], [("doc_id", "in", ids.tolist())])
             order = np.argsort(got.column("doc_id").to_numpy(), kind="stable")
             texts = got.column("text").to_pylist()

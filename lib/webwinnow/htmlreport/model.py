@@ -98,8 +98,7 @@ class PairView:
         # Doc ids name files (pair/<doc_a>-<doc_b>.html): integers only, never strings.
         object.__setattr__(self, "doc_a", _int(self.doc_a, "doc_a"))
         object.__setattr__(self, "doc_b", _int(self.doc_b, "doc_b"))
-        for name in ("url_a", "url_b", "text_a", "text_b", "source", "source_basis", "fetch_a", "fetch_b",
-                     "warc_a", "warc_b"):
+        for name in ("url_a", "url_b", "text_a", "text_b", "source", "source_basis", "fetch_a", "fetch_b", "warc_a", "warc_b"):
             _opt_str(getattr(self, name), name)
         for name in ("offset_a", "offset_b", "norm_copied_a", "norm_copied_b", "content_a", "content_b"):
             if getattr(self, name) is not None:
@@ -136,9 +135,11 @@ class PairView:
     @property
     def template_share(self) -> float | None:
         """The share of the copied characters that is template text (the larger of the sides)."""
-        shares = [1.0 - content / copied for content, copied in ((self.content_a, self.norm_copied_a),
-                                                                 (self.content_b, self.norm_copied_b))
-                  if content is not None and copied]
+        shares = [
+            1.0 - content / copied
+            for content, copied in ((self.content_a, self.norm_copied_a), (self.content_b, self.norm_copied_b))
+            if content is not None and copied
+        ]
         return max(shares) if shares else None
 
     @property
@@ -161,11 +162,19 @@ class PairView:
     ) -> PairView:
         """From a PAIRS row and that pair's PASSAGES rows (``capped`` if any row is)."""
         rows = list(passages)
-        optional: dict[str, Any] = {name: pair.get(column) for name, column in (
-            ("source", "source"), ("source_basis", "source_basis"), ("norm_copied_a", "copied_chars_a"),
-            ("norm_copied_b", "copied_chars_b"),
-            ("content_a", "content_chars_a"), ("content_b", "content_chars_b"), ("share_a", "content_share_a"),
-            ("share_b", "content_share_b"))}
+        optional: dict[str, Any] = {
+            name: pair.get(column)
+            for name, column in (
+                ("source", "source"),
+                ("source_basis", "source_basis"),
+                ("norm_copied_a", "copied_chars_a"),
+                ("norm_copied_b", "copied_chars_b"),
+                ("content_a", "content_chars_a"),
+                ("content_b", "content_chars_b"),
+                ("share_a", "content_share_a"),
+                ("share_b", "content_share_b"),
+            )
+        }
         return cls(
             **optional,
             doc_a=pair["doc_a"],

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .highlight import MAX_TEXT_CHARS, esc, render_text
-from .model import PairView, unit_noun
+from .model import PairView
 
 CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
@@ -160,8 +160,6 @@ def fmt_value(v: Any) -> str:
 
 # ---------------------------------------------------------------------------- summary
 
-_RECORD_PARTS = ("parsed", "skipped", "failed", "flagged")
-
 
 def fit_sentence(fit: Mapping[str, Any] | None) -> str:
     if not fit:
@@ -186,170 +184,6 @@ def shares_sentence(shares: Mapping[str, Any] | None) -> str:
         f"1 doc {fmt_pct(shares.get('once'))} · 2 docs {fmt_pct(shares.get('twice'))} · "
         f"3 docs {fmt_pct(shares.get('three_times'))} · more {fmt_pct(shares.get('more'))}"
     )
-
-
-class _Rows:
-    """The summary's rows, made from ``stats``; remembers which keys it showed, so the rest can
-    be listed after them."""
-
-    def __init__(self, stats: Mapping[str, Any]) -> None:
-        self.stats = stats
-        self.used: set[str] = set()
-
-    def get(self, key: str) -> Any:
-        self.used.add(key)
-        return self.stats.get(key)
-
-    @staticmethod
-    def row(label: str, value_html: str | None, title: str = "") -> str:
-        if value_html is None:
-            return ""
-        t = f' title="{esc(title)}"' if title else ""
-        return f"<dt{t}>{esc(label)}</dt><dd>{value_html}</dd>"
-
-    def num(self, label: str, key: str, title: str = "") -> str:
-        v = self.get(key)
-        return self.row(label, fmt_value(v), title) if key in self.stats else ""
-
-
-def _card(title: str, rows: list[str]) -> str:
-    rows = [r for r in rows if r]
-    if not rows:
-        return ""
-    return f'<section><h2>{esc(title)}</h2><dl class="summary">{"".join(rows)}</dl></section>'
-
-
-def _input_rows(r: _Rows) -> list[str]:
-    out = []
-    inputs = r.get("inputs")
-    if inputs is not None:
-        out.append(r.row("input files", fmt_int(len(inputs)) if isinstance(inputs, (list, tuple)) else fmt_value(inputs)))
-    out.append(r.num("input bytes", "input_bytes"))
-    seen = r.get("records_seen")
-    parts = {p: r.get(p) for p in _RECORD_PARTS}
-    if seen is not None or any(v is not None for v in parts.values()):
-        terms = " + ".join(f"{fmt_int(parts[p])} {p}" for p in _RECORD_PARTS if parts[p] is not None)
-        line = f"{fmt_int(seen)}" + (f" = {terms}" if terms else "")
-        if seen is not None and all(_is_num(parts[p]) for p in _RECORD_PARTS) and _is_num(seen):
-            total = sum(parts[p] for p in _RECORD_PARTS)
-            if total != seen:
-                line += f' <span class="warn">does not add up: the parts sum to {fmt_int(total)}</span>'
-        out.append(r.row("records", line, "records seen = parsed + skipped + failed + flagged"))
-    out.append(r.num("documents", "documents", "HTML responses that became text (status ok)"))
-    return out
-
-
-def _fingerprint_rows(r: _Rows) -> list[str]:
-    out = []
-    unit = r.get("unit")
-    lexer = r.get("lexer")
-    if unit is not None:
-        out.append(r.row("unit", esc(f"{unit}: k, w and lengths count {unit_noun(unit)}"
-                                     + (f" (Pygments lexer {lexer})" if lexer else ""))))
-    out += [r.num("k (noise threshold)", "k"), r.num("w (window)", "w"), r.num("t = w + k − 1 (guarantee)", "t"),
-            r.num("robust winnowing", "robust")]
-    if r.get("mod_p"):
-        out.append(r.num("mod p (baseline)", "mod_p"))
-    out += [r.num(unit_noun(unit), "norm_chars", "in the documents' texts: what k-grams are made of"),
-            r.num("k-grams", "kgrams"), r.num("fingerprints", "fingerprints")]
-    density, expected = r.get("density"), r.get("expected_density")
-    if density is not None or expected is not None:
-        d = fmt_float(density, 5) if density is not None else DASH
-        e = fmt_float(expected, 5) if expected is not None else DASH
-        ratio = ""
-        if _is_num(density) and _is_num(expected) and expected:
-            ratio = f' <span class="muted">({density / expected:.2f}× expected)</span>'
-        out.append(r.row("density", f"{d} <span class=\"muted\">vs expected</span> {e}{ratio}",
-                         "fingerprints per k-gram; expected on random text: 2/(w+1) for winnowing, 1/p for 0 mod p"))
-    return out
-
-
-def _hash_rows(r: _Rows, fit: Mapping[str, Any] | None, shares: Mapping[str, Any] | None,
-               derived: Mapping[str, Any]) -> list[str]:
-    hashes = r.get("hashes")
-    bp = r.get("boilerplate_hashes")
-    max_df = r.get("max_df")
-    hashes = derived.get("hashes") if hashes is None else hashes
-    bp = derived.get("boilerplate_hashes") if bp is None else bp
-    return [
-        r.row("distinct hashes", fmt_value(hashes)) if hashes is not None else "",
-        r.row("max_df", fmt_value(max_df), "hashes in more documents are boilerplate: reported, never paired")
-        if max_df is not None else "",
-        r.row("boilerplate hashes", fmt_value(bp), "hashes in more than max_df documents") if bp is not None else "",
-        r.row("power law", fit_sentence(fit), "least-squares fit of log documents against log rank"),
-        r.row("seen in", shares_sentence(shares), "share of distinct hashes found in exactly 1, 2, 3 and more "
-              "documents; the paper reports 82% / 14% / 2% for web pages"),
-    ]
-
-
-def _pair_rows(r: _Rows) -> list[str]:
-    unit = r.stats.get("unit")
-    noun = unit_noun(unit)
-    return [r.num(label, key, title) for label, key, title in (
-        ("min shared fingerprints", "min_shared", ""),
-        ("candidate pairs", "candidate_pairs", "document pairs sharing a fingerprint below the cap"),
-        ("pairs sharing content", "pairs", f"candidate pairs with a passage of at least k {noun} outside template"),
-        ("pairs sharing only template", "template_pairs", "kept apart in the template_pairs table"),
-        ("cross-host pairs", "cross_host_pairs", "content pairs whose pages are on different hosts"),
-        ("passages", "passages", "copied passages of the content pairs"),
-        ("content " + ("characters" if unit in (None, "char") else noun), "content_chars", f"{noun} copied outside template"),
-        ("cluster resemblance", "cluster_resemblance", "pairs at least this resemblant join clusters"),
-        ("clusters", "clusters", ""),
-        ("documents in clusters", "clustered_documents", ""),
-        ("largest cluster", "largest_cluster", ""),
-    )]
-
-
-def _stage_table(stages: Any) -> str:
-    """Each stage's own statistics, a row each."""
-    rows = []
-    for name, entry in (stages or {}).items():
-        if not isinstance(entry, Mapping):
-            continue
-        for kk, vv in sorted(entry.items(), key=lambda kv: str(kv[0])):
-            if isinstance(vv, Mapping):
-                vv = ", ".join(f"{esc(a)} {fmt_value(b)}" for a, b in vv.items())
-                rows.append(f'<tr><td>{esc(name)}</td><td class="what">{esc(kk)}</td><td>{vv}</td></tr>')
-            else:
-                rows.append(f'<tr><td>{esc(name)}</td><td class="what">{esc(kk)}</td>'
-                            f'<td class="num">{fmt_value(vv)}</td></tr>')
-    if not rows:
-        return ""
-    return ('<details class="stages"><summary>Every stage\'s statistics</summary><table class="stages">'
-            '<thead><tr><th>stage</th><th>statistic</th><th>value</th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></details>')
-
-
-def _other_rows(r: _Rows) -> list[str]:
-    """Whatever else is in stats, as it is."""
-    out = []
-    for k, v in sorted(r.stats.items(), key=lambda kv: str(kv[0])):
-        if k in r.used:
-            continue
-        if isinstance(v, Mapping) and v:
-            out += [r.row(f"{k} · {kk}", fmt_value(vv)) for kk, vv in sorted(v.items(), key=lambda kv: str(kv[0]))]
-        else:
-            out.append(r.row(str(k), fmt_value(v)))
-    return out
-
-
-def summary_html(stats: Mapping[str, Any], fit: Mapping[str, Any] | None, shares: Mapping[str, Any] | None,
-                 derived: Mapping[str, Any]) -> str:
-    """The run summary: known keys in cards, each stage's statistics, whatever else is in ``stats``.
-
-    ``stats`` is what the report stage computed (t, the densities and the counts are taken as
-    they are, never re-derived); ``derived`` holds what the writer counted from the rank–frequency
-    curve (distinct and boilerplate hashes), used when ``stats`` lacks them. Missing keys are left out.
-    """
-    r = _Rows(stats)
-    cards = (_card("Input", _input_rows(r)) + _card("Fingerprints", _fingerprint_rows(r))
-             + _card("Hash frequencies", _hash_rows(r, fit, shares, derived)) + _card("Pairs and clusters", _pair_rows(r)))
-    stages = _stage_table(r.get("stages"))
-    r.used.update({"tag", "title", "fit", "shares"})
-    return f'<div class="cards">{cards}</div>' + _card("More", _other_rows(r)) + stages
-
-
-# ---------------------------------------------------------------------------- pairs
 
 
 def pair_file(p: PairView) -> str:
@@ -415,8 +249,7 @@ def _content_cell(p: PairView) -> str:
     if p.content_a is None or p.content_b is None:
         return f'<td class="num">{fmt_int(p.copied_a)} / {fmt_int(p.copied_b)}</td>'
     share = " / ".join(fmt_pct(x, 0) for x in (p.share_a, p.share_b))
-    return (f'<td class="num">{fmt_int(min(p.content_a, p.content_b))}'
-            f'<span class="docid">{share} of the pages</span></td>')
+    return f'<td class="num">{fmt_int(min(p.content_a, p.content_b))}<span class="docid">{share} of the pages</span></td>'
 
 
 def pairs_table(pairs: Sequence[PairView], first_rank: int, detailed: set[str] | int) -> str:
@@ -440,7 +273,8 @@ def pairs_table(pairs: Sequence[PairView], first_rank: int, detailed: set[str] |
         rank = first_rank + i
         has_page = rank <= detailed if isinstance(detailed, int) else p.key in detailed
         link = (
-            f'<a href="{pair_file(p)}">view</a>' + (' <span class="muted" title="passage list capped">*</span>' if p.capped else "")
+            f'<a href="{pair_file(p)}">view</a>'
+            + (' <span class="muted" title="passage list capped">*</span>' if p.capped else "")
             if has_page
             else DASH
         )
@@ -474,15 +308,22 @@ def nav_html(prefix: str = "") -> str:
     )
 
 
-def pairs_section(pairs: Sequence[PairView], page_no: int, pages: int, page_size: int, listed: int,
-                  detailed: set[str] | int, total: int | None = None, heading: str = "Top pairs",
-                  with_pages: int | None = None) -> str:
+def pairs_section(
+    pairs: Sequence[PairView],
+    page_no: int,
+    pages: int,
+    page_size: int,
+    listed: int,
+    detailed: set[str] | int,
+    total: int | None = None,
+    heading: str = "Top pairs",
+    with_pages: int | None = None,
+) -> str:
     """One page of a listing of `listed` pairs (of `total` in the table when more), `with_pages`
     of which have a side-by-side page."""
     first = (page_no - 1) * page_size + 1
     last = first + len(pairs) - 1
-    n_detailed = with_pages if with_pages is not None else (
-        len(detailed) if isinstance(detailed, set) else min(detailed, listed))
+    n_detailed = with_pages if with_pages is not None else (len(detailed) if isinstance(detailed, set) else min(detailed, listed))
     of = f"of {listed:,}" if total is None or total <= listed else f"of the top {listed:,} ({total:,} pairs in all)"
     caption = (
         f'<p class="muted">Pairs {first:,}–{last:,} {of}, by copied content ('
@@ -503,7 +344,7 @@ def index_page(title: str, summary: str, pairs_html: str) -> str:
 
 def pairs_page(title: str, page_no: int, pairs_html: str, what: str = "") -> str:
     what = what or f"pairs, page {page_no}"
-    body = f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· {esc(what)}</span></h1>{pairs_html}"
+    body = f'{nav_html()}<h1>{esc(title)} <span class="muted">· {esc(what)}</span></h1>{pairs_html}'
     return page(f"{title} · {what}", body)
 
 
@@ -535,15 +376,25 @@ def _side(text: str | None, spans: list[tuple[int, int, int]], side: str, other:
     body, anchored = render_text(shown[fold:], [(n, s - fold, e - fold) for n, s, e in spans], side, other)
     if fold:
         # the label is drawn by CSS from data-n, so it adds nothing to the page's text
-        body = (f'<details class="lead"><summary data-n="{fold:,} characters before the first copied passage">'
-                f"</summary>{esc(shown[:fold])}</details>{body}")
+        body = (
+            f'<details class="lead"><summary data-n="{fold:,} characters before the first copied passage">'
+            f"</summary>{esc(shown[:fold])}</details>{body}"
+        )
     if any(e > len(text) for _, _, e in spans):
         notes += '<p class="warn">Some passage offsets lie past the end of this text (clipped): the text may not be the one the passages were computed on.</p>'
     return body, anchored, notes
 
 
-def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, next_key: str | None,
-              title: str, back: tuple[str, str] | None = None, what: str = "Pair") -> str:
+def pair_page(
+    p: PairView,
+    rank: int,
+    listing_page: int,
+    prev_key: str | None,
+    next_key: str | None,
+    title: str,
+    back: tuple[str, str] | None = None,
+    what: str = "Pair",
+) -> str:
     """One pair side by side; `back` = (href, label) of the list it was reached from when not
     the top pairs' page listing_page."""
     # Passages numbered in order of their position in A (then B), the same number on both sides.
@@ -564,22 +415,26 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
         '<nav class="top">'
         '<a href="../index.html">summary &amp; top pairs</a>'
         '<a href="../cross-host.html">cross-host pairs</a>'
-        '<a href="../boilerplate.html">boilerplate &amp; rank–frequency</a>'
-        + "".join(links)
-        + "</nav>"
+        '<a href="../boilerplate.html">boilerplate &amp; rank–frequency</a>' + "".join(links) + "</nav>"
     )
-    def page_facts(x: str, doc: int, url: str | None, host: str | None, fetch: str | None, warc: str | None,
-                   offset: int | None) -> str:
+
+    def page_facts(
+        x: str, doc: int, url: str | None, host: str | None, fetch: str | None, warc: str | None, offset: int | None
+    ) -> str:
         where = f"{esc(warc)} at offset {fmt_int(offset)}" if warc else DASH
-        return (f"<dt>page {x}</dt><dd>{url_html(url)}<span class=\"docid\">host {esc(host or '—')} · fetched "
-                f"{esc(fetch or '—')} · {where} · doc {doc:d}</span></dd>")
+        return (
+            f'<dt>page {x}</dt><dd>{url_html(url)}<span class="docid">host {esc(host or "—")} · fetched '
+            f"{esc(fetch or '—')} · {where} · doc {doc:d}</span></dd>"
+        )
 
     content = ""
     if p.content_a is not None and p.content_b is not None:
-        content = (f"<dt>copied content</dt><dd>{fmt_int(p.content_a)} {p.noun} outside template in A"
-                   f" ({fmt_pct(p.share_a)} of the page) · {fmt_int(p.content_b)} in B ({fmt_pct(p.share_b)})"
-                   f" · template {fmt_pct(p.template_share, 0)} of the {fmt_int(p.norm_copied_a)} / "
-                   f"{fmt_int(p.norm_copied_b)} copied</dd>")
+        content = (
+            f"<dt>copied content</dt><dd>{fmt_int(p.content_a)} {p.noun} outside template in A"
+            f" ({fmt_pct(p.share_a)} of the page) · {fmt_int(p.content_b)} in B ({fmt_pct(p.share_b)})"
+            f" · template {fmt_pct(p.template_share, 0)} of the {fmt_int(p.norm_copied_a)} / "
+            f"{fmt_int(p.norm_copied_b)} copied</dd>"
+        )
     facts = (
         '<dl class="summary">'
         + page_facts("A", p.doc_a, p.url_a, p.host_a, p.fetch_a, p.warc_a, p.offset_a)
@@ -633,7 +488,7 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
     for n, (sa, ea, sb, eb, length) in numbered:
         preview = ""
         if p.text_a is not None:
-            frag = p.text_a[sa:min(ea, sa + 120)]
+            frag = p.text_a[sa : min(ea, sa + 120)]
             preview = esc(frag) + ("…" if ea - sa > 120 else "")
         rows.append(
             f'<tr><td class="num">{n}</td><td class="num">{length:,}</td>'
@@ -644,17 +499,18 @@ def pair_page(p: PairView, rank: int, listing_page: int, prev_key: str | None, n
     listing = (
         '<h2 id="passages">Copied passages</h2>'
         '<p class="muted">Offsets are character positions in each text (end exclusive); length is in '
-        + {"word": "words (runs of letters and digits, casefolded)",
-           "code": "code tokens (identifiers and literals made equal, comments dropped)"}.get(
-            p.unit, "normalized characters (letters, marks and digits, casefolded)")
+        + {
+            "word": "words (runs of letters and digits, casefolded)",
+            "code": "code tokens (identifiers and literals made equal, comments dropped)",
+        }.get(p.unit, "normalized characters (letters, marks and digits, casefolded)")
         + ". Numbers in the texts link to the same passage on the other side.</p>"
         '<table><thead><tr><th class="num">#</th><th class="num">length</th><th class="num">A offsets</th>'
         '<th class="num">A chars</th><th class="num">B offsets</th><th class="num">B chars</th>'
         "<th>text (A)</th></tr></thead>"
-        f'<tbody>{"".join(rows)}</tbody></table>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
         if rows
         else ""
     )
     heading = f"{what} #{rank:,}: {p.url_a or f'doc {p.doc_a:d}'} ↔ {p.url_b or f'doc {p.doc_b:d}'}"
-    body = f"{nav}<h1 class=\"pair\">{esc(heading)}</h1>{facts}{capped}{no_passages}{cols}{listing}"
+    body = f'{nav}<h1 class="pair">{esc(heading)}</h1>{facts}{capped}{no_passages}{cols}{listing}'
     return page(f"{heading} · {title}", body)

@@ -56,8 +56,13 @@ def write_rank_frequency_png(
                 label += f", R² {fit['r2']:.3f}"
             ax.plot(fx, fy, "--", color="#c0392b", linewidth=1.8, label=label)
         if isinstance(max_df, (int, float)) and not isinstance(max_df, bool) and max_df > 0:
-            ax.axhline(max_df, color="#888888", linestyle=":", linewidth=1.2,
-                       label=f"max_df = {max_df:,}: above it, boilerplate (never paired)")
+            ax.axhline(
+                max_df,
+                color="#888888",
+                linestyle=":",
+                linewidth=1.2,
+                label=f"max_df = {max_df:,}: above it, boilerplate (never paired)",
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(left=0.8)

@@ -16,8 +16,15 @@ from .pages import DASH, _is_num, fit_sentence, fmt_int, fmt_pct, fmt_value, nav
 SNIPPET_CHARS = 240
 
 
-def boilerplate_page(title: str, hashes: Sequence[HashView], fit: Mapping[str, Any] | None,
-                     shares: Mapping[str, Any] | None, max_df: Any, plot_ok: bool, plot_note: str) -> str:
+def boilerplate_page(
+    title: str,
+    hashes: Sequence[HashView],
+    fit: Mapping[str, Any] | None,
+    shares: Mapping[str, Any] | None,
+    max_df: Any,
+    plot_ok: bool,
+    plot_note: str,
+) -> str:
     fit_html, shares_html = fit_sentence(fit), shares_sentence(shares)
     rows = []
     for i, h in enumerate(hashes, 1):
@@ -38,7 +45,7 @@ def boilerplate_page(title: str, hashes: Sequence[HashView], fit: Mapping[str, A
         '<table><thead><tr><th class="num">rank</th><th class="num">documents</th><th class="num">occurrences</th>'
         '<th class="num">hosts</th><th>snippet (original text where the fingerprinted k-gram starts)</th>'
         '<th class="num">hash</th></tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
         if rows
         else '<p class="muted">No fingerprint hashes listed.</p>'
     )
@@ -61,7 +68,7 @@ def boilerplate_page(title: str, hashes: Sequence[HashView], fit: Mapping[str, A
         + ("every decade of ranks weighted equally." if (fit or {}).get("weighting") == "log" else "one point per rank.")
     )
     body = (
-        f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· boilerplate</span></h1>"
+        f'{nav_html()}<h1>{esc(title)} <span class="muted">· boilerplate</span></h1>'
         "<h2>Fingerprint rank–frequency</h2>"
         "<p>Every distinct fingerprint hash ranked by the number of documents holding it, most frequent first. "
         "Web text follows a power law over the frequent part; most hashes occur in a single document.</p>"
@@ -79,12 +86,14 @@ def boilerplate_page(title: str, hashes: Sequence[HashView], fit: Mapping[str, A
 
 def figures_page(title: str, entries: Sequence[FigureEntry], note: str = "") -> str:
     """figures.html: the PNGs of figures/, each with its title and caption (or why it is missing)."""
-    parts = [f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· figures</span></h1>"]
+    parts = [f'{nav_html()}<h1>{esc(title)} <span class="muted">· figures</span></h1>']
     if note:
         parts.append(f'<p class="note">{esc(note)}</p>')
     if entries:
-        parts.append("<p>The plots of the notebooks in <code>notebooks/</code>, drawn for this run "
-                     "(per-document analyses on a sample of documents; the captions say which).</p>")
+        parts.append(
+            "<p>The plots of the notebooks in <code>notebooks/</code>, drawn for this run "
+            "(per-document analyses on a sample of documents; the captions say which).</p>"
+        )
         parts.append("<ul>" + "".join(f'<li><a href="#{esc(e.file)}">{esc(e.title)}</a></li>' for e in entries) + "</ul>")
     for e in entries:
         where = f' <span class="muted">(notebooks/{esc(e.notebook)})</span>' if e.notebook else ""
@@ -92,10 +101,10 @@ def figures_page(title: str, entries: Sequence[FigureEntry], note: str = "") -> 
         if e.error:
             parts.append(f'<p class="note">Not drawn: {esc(e.error)}</p>')
         else:
-            parts.append(f'<p><a href="figures/{esc(e.file)}"><img class="plot" src="figures/{esc(e.file)}" '
-                         f'alt="{esc(e.title)}"></a></p>')
+            parts.append(
+                f'<p><a href="figures/{esc(e.file)}"><img class="plot" src="figures/{esc(e.file)}" alt="{esc(e.title)}"></a></p>'
+            )
     return page(f"{title} · figures", "".join(parts))
-
 
 
 # ---------------------------------------------------------------------------- the run's other pages
@@ -103,7 +112,7 @@ def figures_page(title: str, entries: Sequence[FigureEntry], note: str = "") -> 
 
 def _table(head: Sequence[tuple[str, bool]], rows: list[str]) -> str:
     cells = "".join(f'<th class="num">{esc(h)}</th>' if num else f"<th>{esc(h)}</th>" for h, num in head)
-    return f'<table><thead><tr>{cells}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 def clusters_page(title: str, run: RunPages) -> str:
@@ -117,33 +126,64 @@ def clusters_page(title: str, run: RunPages) -> str:
             f'<td class="num">{c.identical:,}</td>'
             f'<td class="url">{url_html(c.source_url)}<span class="docid">doc {c.source_doc:d}</span></td>'
             f'<td class="url"><ul class="members">{members}</ul>'
-            + (f'<span class="muted">and {more:,} more</span>' if more > 0 else "") + "</td></tr>")
-    listing = (_table((("cluster", True), ("pages", True), ("identical", True), ("earliest page (kept by dedup)", False),
-                       ("members", False)), rows)
-               if rows else '<p class="muted">No clusters: no pages are near-duplicates or identical.</p>')
-    shown = f"the {len(run.clusters):,} largest of {run.total_clusters:,}" if run.total_clusters > len(run.clusters) \
+            + (f'<span class="muted">and {more:,} more</span>' if more > 0 else "")
+            + "</td></tr>"
+        )
+    listing = (
+        _table(
+            (
+                ("cluster", True),
+                ("pages", True),
+                ("identical", True),
+                ("earliest page (kept by dedup)", False),
+                ("members", False),
+            ),
+            rows,
+        )
+        if rows
+        else '<p class="muted">No clusters: no pages are near-duplicates or identical.</p>'
+    )
+    shown = (
+        f"the {len(run.clusters):,} largest of {run.total_clusters:,}"
+        if run.total_clusters > len(run.clusters)
         else f"{run.total_clusters:,}"
-    body = (f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· clusters</span></h1>"
-            f'<p class="muted">Near-duplicate clusters ({shown}): pages linked by pairs at least '
-            "clusters.resemblance alike, and pages with identical normalized text. "
-            "“identical”: the most pages of the cluster sharing one exact text.</p>" + listing)
+    )
+    body = (
+        f'{nav_html()}<h1>{esc(title)} <span class="muted">· clusters</span></h1>'
+        f'<p class="muted">Near-duplicate clusters ({shown}): pages linked by pairs at least '
+        "clusters.resemblance alike, and pages with identical normalized text. "
+        "“identical”: the most pages of the cluster sharing one exact text.</p>" + listing
+    )
     return page(f"{title} · clusters", body)
 
 
 def failures_page(title: str, run: RunPages) -> str:
     """Input files that failed, and what became of the records that gave no text."""
-    files = [f'<tr><td class="url">{esc(f)}</td><td>{esc(reason or "")}</td><td class="num">{fmt_int(seen)}</td>'
-             f'<td class="num">{fmt_int(parsed)}</td></tr>' for f, reason, seen, parsed in run.failed_files]
-    outcomes = [f'<tr><td>{esc(status)}</td><td>{esc(reason or "")}</td><td class="num">{n:,}</td></tr>'
-                for status, reason, n in run.record_outcomes]
-    body = (f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· failed files and records</span></h1>"
-            "<h2>Input files that failed</h2>"
-            + (_table((("file", False), ("reason", False), ("records seen", True), ("parsed", True)), files) if files
-               else '<p class="muted">No input file failed: every file was read to its end.</p>')
-            + "<h2>Records that gave no text</h2>"
-            '<p class="muted">Per outcome and reason (the ledger table has one row per record).</p>'
-            + (_table((("outcome", False), ("reason", False), ("records", True)), outcomes) if outcomes
-               else '<p class="muted">Every HTML record became a document.</p>'))
+    files = [
+        f'<tr><td class="url">{esc(f)}</td><td>{esc(reason or "")}</td><td class="num">{fmt_int(seen)}</td>'
+        f'<td class="num">{fmt_int(parsed)}</td></tr>'
+        for f, reason, seen, parsed in run.failed_files
+    ]
+    outcomes = [
+        f'<tr><td>{esc(status)}</td><td>{esc(reason or "")}</td><td class="num">{n:,}</td></tr>'
+        for status, reason, n in run.record_outcomes
+    ]
+    body = (
+        f'{nav_html()}<h1>{esc(title)} <span class="muted">· failed files and records</span></h1>'
+        "<h2>Input files that failed</h2>"
+        + (
+            _table((("file", False), ("reason", False), ("records seen", True), ("parsed", True)), files)
+            if files
+            else '<p class="muted">No input file failed: every file was read to its end.</p>'
+        )
+        + "<h2>Records that gave no text</h2>"
+        '<p class="muted">Per outcome and reason (the ledger table has one row per record).</p>'
+        + (
+            _table((("outcome", False), ("reason", False), ("records", True)), outcomes)
+            if outcomes
+            else '<p class="muted">Every HTML record became a document.</p>'
+        )
+    )
     return page(f"{title} · failed files", body)
 
 
@@ -151,9 +191,11 @@ def dedup_page(title: str, run: RunPages) -> str:
     """What `webwinnow dedup` removed, and the most trimmed pages."""
     d = run.dedup
     if d is None:
-        body = (f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· dedup</span></h1>"
-                '<p class="muted">No deduplicated corpus in this output: run <code>webwinnow dedup --out DIR</code> '
-                "(or <code>webwinnow run ... --dedup</code>), then the report again.</p>")
+        body = (
+            f'{nav_html()}<h1>{esc(title)} <span class="muted">· dedup</span></h1>'
+            '<p class="muted">No deduplicated corpus in this output: run <code>webwinnow dedup --out DIR</code> '
+            "(or <code>webwinnow run ... --dedup</code>), then the report again.</p>"
+        )
         return page(f"{title} · dedup", body)
     share = d["removed_chars"] / d["original_chars"] if d.get("original_chars") else None
     facts = (
@@ -169,25 +211,29 @@ def dedup_page(title: str, run: RunPages) -> str:
         f"{'' if d.get('strip_template') else ' (--strip-template not given)'}</dd>"
         f"<dt>passages cut from</dt><dd>{fmt_int(d['min_passage'])} normalized characters</dd></dl>"
     )
-    rows = [f'<tr><td class="url">{url_html(url)}<span class="docid">doc {doc:d}</span></td>'
-            f'<td class="num">{original:,}</td><td class="num">{removed:,}</td>'
-            f'<td>{esc(reason) if reason else DASH}</td></tr>' for doc, url, original, removed, reason in run.trimmed]
-    body = (f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· dedup</span></h1>{facts}"
-            "<h2>The most trimmed pages</h2>"
-            + (_table((("page", False), ("characters", True), ("removed", True), ("dropped", False)), rows) if rows
-               else '<p class="muted">Nothing was removed.</p>'))
+    rows = [
+        f'<tr><td class="url">{url_html(url)}<span class="docid">doc {doc:d}</span></td>'
+        f'<td class="num">{original:,}</td><td class="num">{removed:,}</td>'
+        f"<td>{esc(reason) if reason else DASH}</td></tr>"
+        for doc, url, original, removed, reason in run.trimmed
+    ]
+    body = f'{nav_html()}<h1>{esc(title)} <span class="muted">· dedup</span></h1>{facts}<h2>The most trimmed pages</h2>' + (
+        _table((("page", False), ("characters", True), ("removed", True), ("dropped", False)), rows)
+        if rows
+        else '<p class="muted">Nothing was removed.</p>'
+    )
     return page(f"{title} · dedup", body)
-
-
 
 
 def contamination_page(title: str, run: RunPages) -> str:
     """A check's answer per new document (a benchmark item): how much of it the index holds."""
     c = run.contamination
-    head = f"{nav_html()}<h1>{esc(title)} <span class=\"muted\">· index check</span></h1>"
+    head = f'{nav_html()}<h1>{esc(title)} <span class="muted">· index check</span></h1>'
     if c is None:
-        body = (head + '<p class="muted">This output is a run, not a check: check new crawl files or a benchmark '
-                "against an index with <code>webwinnow check INPUT... --index IDX --out DIR</code>.</p>")
+        body = (
+            head + '<p class="muted">This output is a run, not a check: check new crawl files or a benchmark '
+            "against an index with <code>webwinnow check INPUT... --index IDX --out DIR</code>.</p>"
+        )
         return page(f"{title} · index check", body)
     noun = unit_noun((c.get("settings") or {}).get("unit"))
     facts = (
@@ -200,14 +246,31 @@ def contamination_page(title: str, run: RunPages) -> str:
         f"<dt>guarantee</dt><dd>every shared passage of {fmt_int(c['t'])} {noun} outside template, "
         "made of fingerprints below the cap, is found, with exact spans on both sides</dd></dl>"
     )
-    rows = [f'<tr><td class="url">{url_html(item) if item is not None else DASH}</td><td class="num">{norm:,}</td>'
-            f'<td class="num">{chars:,}</td><td class="num">{fmt_pct(share)}</td><td class="num">{longest:,}</td>'
-            f'<td class="num">{indexed:,}</td><td class="url">{"<br>".join(url_html(u) for u in urls)}</td></tr>'
-            for item, norm, chars, share, longest, indexed, urls in run.covered]
-    body = (head + facts + "<h2>The most covered new documents</h2>"
-            f'<p class="muted">Covered: {noun} inside a passage shared with an indexed document '
-            "(overlaps counted once). Every span, on both sides, is in the contamination table.</p>"
-            + (_table((("item or page", False), (noun.split()[-1], True), ("covered", True), ("share", True), ("longest", True),
-                       ("indexed documents", True), ("first matches", False)), rows) if rows
-               else '<p class="muted">No new document shares a passage with the index.</p>'))
+    rows = [
+        f'<tr><td class="url">{url_html(item) if item is not None else DASH}</td><td class="num">{norm:,}</td>'
+        f'<td class="num">{chars:,}</td><td class="num">{fmt_pct(share)}</td><td class="num">{longest:,}</td>'
+        f'<td class="num">{indexed:,}</td><td class="url">{"<br>".join(url_html(u) for u in urls)}</td></tr>'
+        for item, norm, chars, share, longest, indexed, urls in run.covered
+    ]
+    body = (
+        head + facts + "<h2>The most covered new documents</h2>"
+        f'<p class="muted">Covered: {noun} inside a passage shared with an indexed document '
+        "(overlaps counted once). Every span, on both sides, is in the contamination table.</p>"
+        + (
+            _table(
+                (
+                    ("item or page", False),
+                    (noun.split()[-1], True),
+                    ("covered", True),
+                    ("share", True),
+                    ("longest", True),
+                    ("indexed documents", True),
+                    ("first matches", False),
+                ),
+                rows,
+            )
+            if rows
+            else '<p class="muted">No new document shares a passage with the index.</p>'
+        )
+    )
     return page(f"{title} · index check", body)

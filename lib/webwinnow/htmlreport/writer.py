@@ -18,10 +18,24 @@ from ..outputs.tables import TABLE_META, replace_dir
 from . import pages, runpages
 from .model import FigureEntry, HashView, PairView, RunPages
 from .plot import write_rank_frequency_png
+from .summary import summary_html
 
 # What a report folder may hold (_webwinnow.json: the stage's record, see outputs.tables.stamp_table).
-_REPORT_NAMES = {"index.html", "boilerplate.html", "figures.html", "figures", "stats.json", "rank_frequency.png",
-                 "pair", "cross-host.html", "clusters.html", "failures.html", "dedup.html", "contamination.html", TABLE_META}
+_REPORT_NAMES = {
+    "index.html",
+    "boilerplate.html",
+    "figures.html",
+    "figures",
+    "stats.json",
+    "rank_frequency.png",
+    "pair",
+    "cross-host.html",
+    "clusters.html",
+    "failures.html",
+    "dedup.html",
+    "contamination.html",
+    TABLE_META,
+}
 _PAGE_NAME = re.compile(r"pairs-\d{3,}\.html")
 
 
@@ -90,7 +104,7 @@ def write_report(
     """Write the static HTML report into ``report_dir``; returns the path of its index.html.
 
     - ``stats``: run figures (any keys; known ones are laid out, the rest listed as they are,
-      missing ones left out; see ``pages.summary_html``). Written to stats.json with ``fit``
+      missing ones left out; see ``summary.summary_html``). Written to stats.json with ``fit``
       and the hash-frequency ``shares`` (computed here from ``rank_freq``).
     - ``pairs``: already in report order (best first); all of them are listed, ``page_size``
       per page (index.html, pairs-002.html, ...), and the first ``detail_pages`` get a
@@ -153,7 +167,7 @@ def write_report(
     record["shares"] = shares
     _write(staging / "stats.json", json.dumps(_jsonable(record), sort_keys=True, indent=2, allow_nan=False) + "\n")
 
-    summary = pages.summary_html(stats, fit, shares, derived)
+    summary = summary_html(stats, fit, shares, derived)
     _write_pair_pages(staging, title, summary, pairs, cross, page_size, detail_pages, total_pairs, total_cross_host)
     _write_run_pages(staging, title, run)
     _write_boilerplate_page(staging, title, hashes, runs, fit, shares, max_df)
@@ -162,8 +176,17 @@ def write_report(
     return final / "index.html"
 
 
-def _write_pair_pages(staging: Path, title: str, summary: str, pairs: list[PairView], cross: list[PairView],
-                      page_size: int, detail_pages: int, total_pairs: int | None, total_cross_host: int | None) -> None:
+def _write_pair_pages(
+    staging: Path,
+    title: str,
+    summary: str,
+    pairs: list[PairView],
+    cross: list[PairView],
+    page_size: int,
+    detail_pages: int,
+    total_pairs: int | None,
+    total_cross_host: int | None,
+) -> None:
     """index.html and pairs-NNN.html (the listing, the summary on the first page), cross-host.html,
     and pair/<doc_a>-<doc_b>.html for the first detail_pages of each listing."""
     listed = len(pairs)
@@ -173,13 +196,20 @@ def _write_pair_pages(staging: Path, title: str, summary: str, pairs: list[PairV
     keys = {p.key for p in detailed} | {p.key for p in cross_detailed}
     for page_no in range(1, n_pages + 1):
         chunk = pairs[(page_no - 1) * page_size : page_no * page_size]
-        section = pages.pairs_section(chunk, page_no, n_pages, page_size, listed, keys, total_pairs,
-                                      with_pages=len(detailed))
+        section = pages.pairs_section(chunk, page_no, n_pages, page_size, listed, keys, total_pairs, with_pages=len(detailed))
         html_text = pages.index_page(title, summary, section) if page_no == 1 else pages.pairs_page(title, page_no, section)
         _write(staging / pages.page_file(page_no), html_text)
-    section = pages.pairs_section(cross, 1, 1, max(1, len(cross)), len(cross), keys, total_cross_host,
-                                  heading="Pairs of pages on different hosts",
-                                  with_pages=sum(p.key in keys for p in cross))
+    section = pages.pairs_section(
+        cross,
+        1,
+        1,
+        max(1, len(cross)),
+        len(cross),
+        keys,
+        total_cross_host,
+        heading="Pairs of pages on different hosts",
+        with_pages=sum(p.key in keys for p in cross),
+    )
     _write(staging / "cross-host.html", pages.pairs_page(title, 1, section, what="cross-host pairs"))
     for i, p in enumerate(detailed):
         prev_key = detailed[i - 1].key if i > 0 else None
@@ -188,8 +218,9 @@ def _write_pair_pages(staging: Path, title: str, summary: str, pairs: list[PairV
         _write(staging / pages.pair_file(p), html_text)
     for p in cross_detailed:
         rank = next(i for i, q in enumerate(cross) if q.key == p.key) + 1
-        html_text = pages.pair_page(p, rank, 1, None, None, title, back=("cross-host.html", "cross-host pairs"),
-                                    what="Cross-host pair")
+        html_text = pages.pair_page(
+            p, rank, 1, None, None, title, back=("cross-host.html", "cross-host pairs"), what="Cross-host pair"
+        )
         _write(staging / pages.pair_file(p), html_text)
 
 
@@ -200,8 +231,9 @@ def _write_run_pages(staging: Path, title: str, run: RunPages) -> None:
     _write(staging / "contamination.html", runpages.contamination_page(title, run))
 
 
-def _write_boilerplate_page(staging: Path, title: str, hashes: list[HashView], runs: list, fit: dict | None,
-                            shares: Mapping[str, Any], max_df: Any) -> None:
+def _write_boilerplate_page(
+    staging: Path, title: str, hashes: list[HashView], runs: list, fit: dict | None, shares: Mapping[str, Any], max_df: Any
+) -> None:
     """rank_frequency.png and boilerplate.html."""
     plot_ok, plot_note = True, ""
     try:

@@ -60,15 +60,25 @@ class Settings:
         from ..core.codetokens import tokenizer
 
         code = w.unit == "code"
-        return cls(k=w.k, w=w.w, robust=w.robust, mod_p=w.mod_p, unit=w.unit, unicode=UNICODE_VERSION,
-                   lexer=w.lexer if code else "", tokens=tokenizer() if code else "")
+        return cls(
+            k=w.k,
+            w=w.w,
+            robust=w.robust,
+            mod_p=w.mod_p,
+            unit=w.unit,
+            unicode=UNICODE_VERSION,
+            lexer=w.lexer if code else "",
+            tokens=tokenizer() if code else "",
+        )
 
     def mismatch(self, other: Settings, *, query_w: bool = False) -> str:
         """Why a query made with `other` cannot use this index ("" = it can). query_w: the query
         may use a larger window (its fingerprints are then a subset of the index's)."""
-        wrong = [f"{name} {getattr(other, name)!r} (the index has {getattr(self, name)!r})"
-                 for name in ("k", "robust", "mod_p", "unit", "lexer", "tokens", "unicode")
-                 if getattr(self, name) != getattr(other, name)]
+        wrong = [
+            f"{name} {getattr(other, name)!r} (the index has {getattr(self, name)!r})"
+            for name in ("k", "robust", "mod_p", "unit", "lexer", "tokens", "unicode")
+            if getattr(self, name) != getattr(other, name)
+        ]
         if other.w != self.w and not (query_w and other.w > self.w and not self.mod_p):
             wrong.append(f"w {other.w} (the index has {self.w}{'; a query window must be larger' if query_w else ''})")
         return ", ".join(wrong)
@@ -128,10 +138,15 @@ class Manifest:
     @classmethod
     def from_json(cls, text: str) -> Manifest:
         blob = json.loads(text)
-        return cls(settings=Settings(**blob["settings"]), bits={k: int(v) for k, v in blob["bits"].items()},
-                   segments=tuple(Segment(**s) for s in blob["segments"]),
-                   df_histogram=tuple((int(d), int(n)) for d, n in blob["df_histogram"]),
-                   webwinnow=blob.get("webwinnow", ""), updated=blob.get("updated", ""), format=blob["format"])
+        return cls(
+            settings=Settings(**blob["settings"]),
+            bits={k: int(v) for k, v in blob["bits"].items()},
+            segments=tuple(Segment(**s) for s in blob["segments"]),
+            df_histogram=tuple((int(d), int(n)) for d, n in blob["df_histogram"]),
+            webwinnow=blob.get("webwinnow", ""),
+            updated=blob.get("updated", ""),
+            format=blob["format"],
+        )
 
 
 class NotAnIndex(ValueError):
@@ -147,8 +162,9 @@ def read_manifest(idx: str) -> Manifest:
     try:
         manifest = Manifest.from_json(data.decode("utf-8"))
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        raise NotAnIndex(f"{storage.child(idx, MANIFEST)} is damaged ({exc.__class__.__name__}: {exc}): "
-                         "rebuild the index") from None
+        raise NotAnIndex(
+            f"{storage.child(idx, MANIFEST)} is damaged ({exc.__class__.__name__}: {exc}): rebuild the index"
+        ) from None
     if manifest.format != FORMAT:
         raise NotAnIndex(f"{idx} is a {manifest.format} index; this webwinnow reads {FORMAT}: rebuild it")
     return manifest
@@ -171,8 +187,7 @@ def _now() -> str:
 
 
 def new_segment(segment_id: str, documents: int, fingerprints: int, hashes: int, source: str) -> Segment:
-    return Segment(id=segment_id, documents=documents, fingerprints=fingerprints, hashes=hashes, source=source,
-                   created=_now())
+    return Segment(id=segment_id, documents=documents, fingerprints=fingerprints, hashes=hashes, source=source, created=_now())
 
 
 def bucket_file(table: str, bucket: int, segment: str) -> str:

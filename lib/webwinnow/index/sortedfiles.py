@@ -21,9 +21,18 @@ import pyarrow.parquet as pq
 from .. import storage
 
 #: One row per row group of a bucket file.
-DIRECTORY = pa.schema([("table", pa.string()), ("bucket", pa.int32()), ("file", pa.string()),
-                       ("row_group", pa.int32()), ("lo", pa.int64()), ("hi", pa.int64()), ("rows", pa.int64()),
-                       ("bytes", pa.int64())])
+DIRECTORY = pa.schema(
+    [
+        ("table", pa.string()),
+        ("bucket", pa.int32()),
+        ("file", pa.string()),
+        ("row_group", pa.int32()),
+        ("lo", pa.int64()),
+        ("hi", pa.int64()),
+        ("rows", pa.int64()),
+        ("bytes", pa.int64()),
+    ]
+)
 #: Rows per row group of the hash-keyed files: a query reads a whole group for each key it has
 #: in it, so smaller groups read less (4,096 fingerprints are about 40 KB on disk); many more
 #: groups cost directory rows and one read each.
@@ -55,8 +64,17 @@ class BucketWriter:
     `group_rows` rows (and, with text_column, about `group_bytes` of text), and returns the
     directory rows of what it wrote. One writer per task; each bucket must come whole to one."""
 
-    def __init__(self, table: str, schema: pa.Schema, key: str, root: str, path_of, group_rows: int = GROUP_ROWS,
-                 text_column: str | None = None, group_bytes: int = GROUP_TEXT_BYTES) -> None:
+    def __init__(
+        self,
+        table: str,
+        schema: pa.Schema,
+        key: str,
+        root: str,
+        path_of,
+        group_rows: int = GROUP_ROWS,
+        text_column: str | None = None,
+        group_bytes: int = GROUP_TEXT_BYTES,
+    ) -> None:
         """path_of(bucket): the file's path relative to root (what the directory records, so an
         index can be moved or renamed whole)."""
         self.table, self.schema, self.key, self.root, self.path_of = table, schema, key, root, path_of
@@ -83,8 +101,9 @@ class BucketWriter:
             fs, path = storage.locate(storage.child(self.root, name))
             if storage.is_local(self.root):
                 fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
-            self._open = _Open(bucket, name, pq.ParquetWriter(path, self.schema, filesystem=fs, compression="zstd",
-                                                              write_statistics=[self.key]))
+            self._open = _Open(
+                bucket, name, pq.ParquetWriter(path, self.schema, filesystem=fs, compression="zstd", write_statistics=[self.key])
+            )
             self.written.append(name)
         # rows come in Spark's Arrow batches: held until a whole group is there, so groups have
         # the size asked for whatever the batches' size
@@ -99,9 +118,16 @@ class BucketWriter:
         assert self._open is not None
         keys = group.column(self.key)
         self._open.writer.write_table(group, row_group_size=group.num_rows)
-        for col, value in (("table", self.table), ("bucket", self._open.bucket), ("file", self._open.name),
-                           ("row_group", self._open.groups), ("lo", keys[0].as_py()), ("hi", keys[-1].as_py()),
-                           ("rows", group.num_rows), ("bytes", group.nbytes)):
+        for col, value in (
+            ("table", self.table),
+            ("bucket", self._open.bucket),
+            ("file", self._open.name),
+            ("row_group", self._open.groups),
+            ("lo", keys[0].as_py()),
+            ("hi", keys[-1].as_py()),
+            ("rows", group.num_rows),
+            ("bytes", group.nbytes),
+        ):
             self.directory[col].append(value)
         self._open.groups += 1
 
@@ -150,8 +176,7 @@ def plan_reads(directory: pa.Table, keys: np.ndarray) -> list[tuple[str, list[in
     return sorted((name, sorted(groups)) for name, groups in plan.items())
 
 
-def read_matching(name: str, groups: list[int], keys: np.ndarray, key: str,
-                  columns: list[str] | None = None) -> pa.Table:
+def read_matching(name: str, groups: list[int], keys: np.ndarray, key: str, columns: list[str] | None = None) -> pa.Table:
     """The rows of the given row groups of file `name` (a location) whose key is one of the sorted keys."""
     fs, path = storage.locate(name)
     with fs.open_input_file(path) as fh:

@@ -63,8 +63,7 @@ class RunFolder:
     def lock(self, command: str, talk: Talk) -> AbstractContextManager:
         return nullcontext()
 
-    def open(self, talk: Talk, *, command: str, fresh: bool, resume: bool, capture: bool,
-             tables: tuple[str, ...]) -> None:
+    def open(self, talk: Talk, *, command: str, fresh: bool, resume: bool, capture: bool, tables: tuple[str, ...]) -> None:
         """Before Spark starts: the log (and, locally, the folder this command writes)."""
         raise NotImplementedError
 
@@ -140,16 +139,16 @@ class LocalRunFolder(RunFolder):
         parent = self.path.parent
         existing = next(p for p in (parent, *parent.parents) if p.exists() or p.is_symlink())
         if not existing.is_dir():
-            raise UserError(f"--out {self.given}: {existing} is a file, not a folder: give an --out "
-                            "whose parents are folders")
+            raise UserError(f"--out {self.given}: {existing} is a file, not a folder: give an --out whose parents are folders")
         self.missing_parents = existing != parent  # created (mkdir -p) once every check passed
         try:  # access() says yes to root on a read-only filesystem: try for real
             fd, probe = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".probe", dir=existing)
             os.close(fd)
             os.unlink(probe)
         except OSError as exc:
-            raise UserError(f"--out {self.given}: cannot write in {existing} ({exc.strerror}): "
-                            "choose a folder you can write") from None
+            raise UserError(
+                f"--out {self.given}: cannot write in {existing} ({exc.strerror}): choose a folder you can write"
+            ) from None
 
     def check_fresh(self, *, protected: list[str], force: bool, tables: tuple[str, ...] = ()) -> None:
         from .swap import check_own_or_absent, check_replaceable
@@ -164,8 +163,9 @@ class LocalRunFolder(RunFolder):
 
         self._check_parent()
         if not self.path.is_dir() and not swap_pending(self.path):
-            raise UserError(f"{self.final} does not exist or is not a folder: run "
-                            f"'webwinnow run INPUT... --out {self.given}' first")
+            raise UserError(
+                f"{self.final} does not exist or is not a folder: run 'webwinnow run INPUT... --out {self.given}' first"
+            )
         if not self.path.is_dir():
             return None
         self.location = self.final
@@ -178,8 +178,7 @@ class LocalRunFolder(RunFolder):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         return _SayingLock(RunLock(self.path, command), talk)
 
-    def open(self, talk: Talk, *, command: str, fresh: bool, resume: bool, capture: bool,
-             tables: tuple[str, ...]) -> None:
+    def open(self, talk: Talk, *, command: str, fresh: bool, resume: bool, capture: bool, tables: tuple[str, ...]) -> None:
         from .swap import MARKER, recover_interrupted_swap, remove_own, write_marker
 
         repaired = recover_interrupted_swap(self.path)
@@ -266,8 +265,7 @@ class StoreRunFolder(RunFolder):
         check_out(self.final, fresh=False, force=False)
         return current_metas(self.final, tables)
 
-    def open(self, talk: Talk, *, command: str, fresh: bool, resume: bool, capture: bool,
-             tables: tuple[str, ...]) -> None:
+    def open(self, talk: Talk, *, command: str, fresh: bool, resume: bool, capture: bool, tables: tuple[str, ...]) -> None:
         fd, log = tempfile.mkstemp(prefix="webwinnow-", suffix=".log")
         os.close(fd)
         talk.open_log(log, temporary=True)  # on the driver's disk until the generation exists
@@ -281,8 +279,9 @@ class StoreRunFolder(RunFolder):
         self.location = gen
         talk.publish_log(lambda data: storage.write_bytes(storage.child(gen, "run.log"), data))
         if fresh and resume:
-            talk.say(f"resuming the unfinished run in {gen}" if resumed
-                     else f"nothing to resume in {self.final}: running every stage")
+            talk.say(
+                f"resuming the unfinished run in {gen}" if resumed else f"nothing to resume in {self.final}: running every stage"
+            )
         if not fresh:
             inherit(gen, self.final, tables)
 
@@ -298,14 +297,12 @@ class StoreRunFolder(RunFolder):
         summary["generation"] = self.location
         self.write_summary(summary)
         record = publish(self.final, self.location, tables)
-        talk.say(f"committed {storage.basename(self.location)}: {self.final}/_webwinnow_current.json names "
-                 "this run's tables")
+        talk.say(f"committed {storage.basename(self.location)}: {self.final}/_webwinnow_current.json names this run's tables")
         return sorted(record["tables"])
 
     def abandon(self, talk: Talk, *, fresh: bool, tables: tuple[str, ...]) -> None:
         if self.location:
-            talk.log(f"nothing was committed: {self.final} is as it was; this command's finished tables are "
-                     f"in {self.location}")
+            talk.log(f"nothing was committed: {self.final} is as it was; this command's finished tables are in {self.location}")
 
     @property
     def unfinished(self) -> str:

@@ -40,8 +40,7 @@ def is_store(out: str) -> bool:
 def generation_id() -> str:
     """Sortable by time (collection deletes only older generations), unique across machines."""
     now = time.time_ns()
-    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f".{now % 10**9 // 1000:06d}Z-" \
-        + secrets.token_hex(4)
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f".{now % 10**9 // 1000:06d}Z-" + secrets.token_hex(4)
 
 
 def _json(name: str) -> dict | None:
@@ -108,8 +107,9 @@ def check_out(out: str, *, fresh: bool, force: bool) -> None:
     if foreign or not marker or marker.get("made_by") != "webwinnow":
         shown = ", ".join((foreign or names)[:5]) + (" ..." if len(foreign or names) > 5 else "")
         extra = " (--force does not apply on a store)" if force else ""
-        raise UserError(f"--out {out} holds objects webwinnow did not write ({shown}): give a new prefix; "
-                        f"webwinnow never deletes them{extra}")
+        raise UserError(
+            f"--out {out} holds objects webwinnow did not write ({shown}): give a new prefix; webwinnow never deletes them{extra}"
+        )
     if not fresh and read_current(out) is None:
         raise UserError(f"{out} has no committed webwinnow run: run 'webwinnow run INPUT... --out {out}' first")
 
@@ -154,16 +154,23 @@ def publish(out: str, gen: str, tables: tuple[str, ...]) -> dict[str, Any]:
     """
     current = read_current(out)
     if current is not None and current["generation"] > storage.basename(gen):
-        raise UserError(f"{out}: a newer run ({current['generation']}) was committed while this command ran; "
-                        f"its tables were not committed (they stay in {gen} until the next commit collects them)")
+        raise UserError(
+            f"{out}: a newer run ({current['generation']}) was committed while this command ran; "
+            f"its tables were not committed (they stay in {gen} until the next commit collects them)"
+        )
     located = {}
     for t in tables:
         meta = _json(storage.child(gen, t, TABLE_META))
         if meta is not None:
             located[t] = meta.get("data") or storage.child(gen, t)
-    record = {"made_by": "webwinnow", "generation": storage.basename(gen),
-              "committed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "tables": located, "report": located.get("report"), "summary": storage.child(gen, "summary.json")}
+    record = {
+        "made_by": "webwinnow",
+        "generation": storage.basename(gen),
+        "committed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "tables": located,
+        "report": located.get("report"),
+        "summary": storage.child(gen, "summary.json"),
+    }
     _put(storage.child(out, CURRENT), record)
     collect(out, record)
     return record

@@ -25,8 +25,7 @@ _BUILD_NAMES = {*layout.KEYS, "directory", "segments", layout.MANIFEST}
 
 def _unfinished_build(folder: Path) -> bool:
     """Whether folder holds only what an interrupted build writes (so it may be removed)."""
-    return all(p.name in _BUILD_NAMES or p.name.startswith(("_source", layout.MANIFEST))
-               for p in folder.iterdir())
+    return all(p.name in _BUILD_NAMES or p.name.startswith(("_source", layout.MANIFEST)) for p in folder.iterdir())
 
 
 class NewIndex:

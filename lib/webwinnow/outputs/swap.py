@@ -32,8 +32,12 @@ _OWN_FILES = {MARKER, "summary.json", "run.log", "report"}
 def marker_record(command: str) -> dict:
     from .. import __version__
 
-    return {"made_by": "webwinnow", "webwinnow": __version__, "command": command,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    return {
+        "made_by": "webwinnow",
+        "webwinnow": __version__,
+        "command": command,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
 
 
 def write_marker(folder: str | Path, command: str) -> None:
@@ -44,8 +48,11 @@ def _own_name(name: str, tables: Iterable[str]) -> bool:
     if name in _OWN_FILES or name in tables:
         return True
     # a table's staging and trash folders (outputs.tables.write_table, the report writer)
-    return name.startswith(".") and (name.endswith(".incomplete") or name.endswith(".old")) \
+    return (
+        name.startswith(".")
+        and (name.endswith(".incomplete") or name.endswith(".old"))
         and name.strip(".").rsplit(".", 1)[0] in set(tables) | {"report"}
+    )
 
 
 def foreign_entries(folder: Path, tables: Iterable[str]) -> list[str]:
@@ -72,29 +79,33 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def check_replaceable(final: Path, *, tables: Iterable[str], protected: Iterable[str | Path], force: bool,
-                      what: str = "--out") -> None:
+def check_replaceable(
+    final: Path, *, tables: Iterable[str], protected: Iterable[str | Path], force: bool, what: str = "--out"
+) -> None:
     """Raise UserError unless `final` may be replaced by a new run's output.
 
     protected: paths the run reads (inputs, --exclude and --conf files); a folder holding any of
     them is never replaced, --force or not.
     """
     if final.is_symlink() or (final.exists() and not final.is_dir()):
-        raise UserError(f"{what} {final} exists and is not a folder: webwinnow never replaces a file; "
-                        "give a new folder path")
+        raise UserError(f"{what} {final} exists and is not a folder: webwinnow never replaces a file; give a new folder path")
     if not final.exists():
         return
     real = Path(os.path.realpath(final))
     for p in protected:
         inp = Path(os.path.realpath(p))
         if _inside(inp, real):
-            raise UserError(f"{what} {final} holds an input of this run ({p}): replacing it would delete it; "
-                            "give an output folder outside your inputs")
+            raise UserError(
+                f"{what} {final} holds an input of this run ({p}): replacing it would delete it; "
+                "give an output folder outside your inputs"
+            )
     cwd = Path(os.path.realpath(os.getcwd()))
     home = Path(os.path.realpath(os.path.expanduser("~")))
     if _inside(cwd, real) or real == home or real == Path(real.anchor):
-        raise UserError(f"{what} {final} is the working directory, the home folder or one of their parents: "
-                        "webwinnow never replaces it; give a new folder, e.g. --out results")
+        raise UserError(
+            f"{what} {final} is the working directory, the home folder or one of their parents: "
+            "webwinnow never replaces it; give a new folder, e.g. --out results"
+        )
     entries = list(final.iterdir())
     if not entries:
         return
@@ -106,10 +117,14 @@ def check_replaceable(final: Path, *, tables: Iterable[str], protected: Iterable
         return
     shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
     if ours:
-        raise UserError(f"{what} {final} is a webwinnow output but also holds files webwinnow did not make "
-                        f"({shown}): move them out first, or add --force to replace the folder with them")
-    raise UserError(f"{what} {final} is not a webwinnow output folder (it holds {shown}): "
-                    "give a new or empty folder, or add --force to replace it")
+        raise UserError(
+            f"{what} {final} is a webwinnow output but also holds files webwinnow did not make "
+            f"({shown}): move them out first, or add --force to replace the folder with them"
+        )
+    raise UserError(
+        f"{what} {final} is not a webwinnow output folder (it holds {shown}): "
+        "give a new or empty folder, or add --force to replace it"
+    )
 
 
 def remove_own(folder: Path, tables: Iterable[str]) -> None:
@@ -181,6 +196,7 @@ def prune_for_space(staging: Path) -> str:
 
 # -- the lock ---------------------------------------------------------------------------------
 
+
 def _proc_start(pid: int) -> str | None:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
@@ -213,8 +229,9 @@ class RunLock:
                 except FileNotFoundError:
                     continue  # its owner removed it between the two opens
             except OSError as exc:
-                raise UserError(f"cannot create the lock file {self.path} ({exc.strerror}): "
-                                "--out must be in a folder you can write") from None
+                raise UserError(
+                    f"cannot create the lock file {self.path} ({exc.strerror}): --out must be in a folder you can write"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -222,10 +239,15 @@ class RunLock:
                 os.close(fd)
                 if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     raise
-                who = (f"pid {owner.get('pid')} on {owner.get('host')}, {owner.get('command')}, "
-                       f"since {owner.get('started')}") if owner else "another process"
-                raise UserError(f"{self.path.with_suffix('')} is in use by another webwinnow run ({who}): "
-                                f"wait for it to finish, or use another --out") from None
+                who = (
+                    (f"pid {owner.get('pid')} on {owner.get('host')}, {owner.get('command')}, since {owner.get('started')}")
+                    if owner
+                    else "another process"
+                )
+                raise UserError(
+                    f"{self.path.with_suffix('')} is in use by another webwinnow run ({who}): "
+                    f"wait for it to finish, or use another --out"
+                ) from None
             # The file we locked may have been unlinked by its previous owner meanwhile: retry.
             try:
                 same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
@@ -240,8 +262,13 @@ class RunLock:
                     os.close(fd)
                     raise UserError(f"{self.path} exists and is not a webwinnow lock file: move it away and rerun")
                 self.stale_owner = previous  # its owner died without unlocking: the kernel released it
-            record = {"pid": os.getpid(), "host": socket.gethostname(), "proc_start": _proc_start(os.getpid()),
-                      "command": self.command, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            record = {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "proc_start": _proc_start(os.getpid()),
+                "command": self.command,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
             os.ftruncate(fd, 0)
             os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
             self.fd = fd

@@ -34,8 +34,9 @@ def data_location(out: str | Path, table: str) -> str:
     return (meta or {}).get("data") or table_path(str(out), table)
 
 
-def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None = None,
-                fmt: str = "parquet") -> str:
+def write_table(
+    df, out: str, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None = None, fmt: str = "parquet"
+) -> str:
     """Write df as DIR/table, replacing an earlier one only once the new one is complete.
 
     Spark writes into a hidden sibling folder; the old table is removed and the new one renamed
@@ -43,6 +44,7 @@ def write_table(df, out: str, table: str, cfg: RunConfig, stage: str, extra: dic
     files, and a reader never sees a half-written table under the real name. fmt "json": gzipped
     JSON lines (part-*.json.gz) instead of Parquet.
     """
+
     def save(path: str) -> None:
         writer = df.write.mode("overwrite")
         if fmt == "json":
@@ -185,9 +187,9 @@ def stamp_table(out: str | Path, table: str, fields: dict[str, Any]) -> None:
     """
     record = table_meta(out, table) or {"table": table}
     record.update(fields)
-    storage.write_bytes(storage.child(str(out), table, TABLE_META),
-                        (json.dumps(record, indent=2, sort_keys=True, default=str) + "\n").encode())
-
+    storage.write_bytes(
+        storage.child(str(out), table, TABLE_META), (json.dumps(record, indent=2, sort_keys=True, default=str) + "\n").encode()
+    )
 
 
 def table_stats(out: str | Path, table: str) -> dict[str, Any] | None:
@@ -199,8 +201,11 @@ def _parquet_files(out: str | Path, table: str) -> list[str]:
     where = data_location(out, table)
     if storage.info(where) is None:
         return []
-    return sorted(e.name for e in storage.walk(where, recursive=False)
-                  if e.name.endswith(".parquet") and not storage.basename(e.name).startswith((".", "_")))
+    return sorted(
+        e.name
+        for e in storage.walk(where, recursive=False)
+        if e.name.endswith(".parquet") and not storage.basename(e.name).startswith((".", "_"))
+    )
 
 
 def read_arrow(out: str | Path, table: str, columns: list[str] | None = None, filters=None):

@@ -36,7 +36,9 @@ _NON_LATIN1 = "ő ł ž š č ę".split()  # outside ISO-8859-1: make a misdecod
 
 _GREEK_SYL = "κα λο με τα νι στο πε ρι θε ση γα δο ξε φω χρο ου αι ει μά νή λί κό τύ πώ".split()
 _CYRILLIC_SYL = "ка ло ме ти ро на сто во при же шу да ли ку ра ве мо ны пе зо".split()
-_CJK_CHARS = "日本語文書山川水火木金土月人大小中上下学生先年時間国会社長新古高安道海空雨風花草森町村駅店手足目口".replace("", " ").split()
+_CJK_CHARS = "日本語文書山川水火木金土月人大小中上下学生先年時間国会社長新古高安道海空雨風花草森町村駅店手足目口".replace(
+    "", " "
+).split()
 
 
 def _tokens_text(tokens: list[str]) -> str:

@@ -81,11 +81,22 @@ class _Crawl:
             blocks = _blog_body(lang, date)
         url = self._unique(f"http://{self.hosts[site]}{path}")
         page: dict[str, Any] = {
-            "id": len(self.pages), "site": site, "template": site, "host": self.hosts[site], "url": url,
-            "path": url.split(self.hosts[site], 1)[1], "title": title, "blocks": blocks,
-            "charset": "utf-8", "http_charset": True, "meta_charset": "utf-8" if site != "docs" else None,
-            "transfer": None, "edited": f"{day} April 2003, at {10 + idx % 12}:{idx % 60:02d}",
-            "file": rng.randrange(self.files), "role": None, "metadata": False,
+            "id": len(self.pages),
+            "site": site,
+            "template": site,
+            "host": self.hosts[site],
+            "url": url,
+            "path": url.split(self.hosts[site], 1)[1],
+            "title": title,
+            "blocks": blocks,
+            "charset": "utf-8",
+            "http_charset": True,
+            "meta_charset": "utf-8" if site != "docs" else None,
+            "transfer": None,
+            "edited": f"{day} April 2003, at {10 + idx % 12}:{idx % 60:02d}",
+            "file": rng.randrange(self.files),
+            "role": None,
+            "metadata": False,
         }
         page["date"] = self._fetch_time(page["file"])
         return page
@@ -133,6 +144,7 @@ class _Crawl:
         base = min(page["date"] for page in nodes.values()) - 86400 * (max(depth.values(), default=0) + 2)
         for order, (i, page) in enumerate(nodes.items()):
             page["modified"] = base + 86400 * depth[i] + order % 3600
+
     def _take(self, site: str) -> dict:
         page = self._free[site].pop()
         return page
@@ -152,8 +164,9 @@ class _Crawl:
         lang.accent, lang.quotes = True, True
         p["blocks"] = _docs_body(lang)
         lang.accent, lang.quotes = False, False
-        p["blocks"].insert(1, {"t": "p", "s": [f"The fee is €{rng.randint(5, 90)} per year — payable in advance."],
-                               "rs": rng.getrandbits(32)})
+        p["blocks"].insert(
+            1, {"t": "p", "s": [f"The fee is €{rng.randint(5, 90)} per year — payable in advance."], "rs": rng.getrandbits(32)}
+        )
         p.update(charset="windows-1252", http_charset=False, meta_charset="windows-1252", role="cp1252")
         self.special["cp1252_meta"] = p["url"]
         # no declaration at all, UTF-8 bytes (with letters outside ISO-8859-1)
@@ -189,9 +202,17 @@ class _Crawl:
         url = self._unique(f"http://{host}{path}")
         page = dict(src)
         page.update(
-            id=None, host=host, url=url, path=path, template=template, site=src["site"],
-            blocks=_copy_blocks(blocks if blocks is not None else src["blocks"]), mirror_of=src["url"],
-            transfer=None, metadata=False, role="mirror",
+            id=None,
+            host=host,
+            url=url,
+            path=path,
+            template=template,
+            site=src["site"],
+            blocks=_copy_blocks(blocks if blocks is not None else src["blocks"]),
+            mirror_of=src["url"],
+            transfer=None,
+            metadata=False,
+            role="mirror",
         )
         if template != src["template"]:
             page.update(charset="utf-8", http_charset=True, meta_charset="utf-8")
@@ -211,9 +232,12 @@ class _Crawl:
         for rec, src, dst in self.copies:
             rec = dict(rec)
             rec.update(
-                src_file=f"sample-{src['file']:05d}.warc.gz", dst_file=f"sample-{dst['file']:05d}.warc.gz",
-                src_date=_warc_date(src["date"]), dst_date=_warc_date(dst["date"]),
-                src_modified=_warc_date(src["modified"]), dst_modified=_warc_date(dst["modified"]),
+                src_file=f"sample-{src['file']:05d}.warc.gz",
+                dst_file=f"sample-{dst['file']:05d}.warc.gz",
+                src_date=_warc_date(src["date"]),
+                dst_date=_warc_date(dst["date"]),
+                src_modified=_warc_date(src["modified"]),
+                dst_modified=_warc_date(dst["modified"]),
             )
             out.append(rec)
         return out
@@ -235,8 +259,9 @@ class _Crawl:
                 dst = self._add_extra(src, self.hosts["mirror"], "mirror", f"/{src['host']}{src['path']}")
             else:
                 dst = self._add_extra(src, self.hosts["blog"], "blog", f"/reposts/{_slug(src['title'])}.html")
-            self._copy_record("mirror_exact", src, dst, text=None, normalized_length=self._main_nlen(src),
-                              dst_style=dst["template"])
+            self._copy_record(
+                "mirror_exact", src, dst, text=None, normalized_length=self._main_nlen(src), dst_style=dst["template"]
+            )
         for k in range(n):
             src = self._take(rng.choice(["news", "docs"]))
             src["role"] = "mirror_src"
@@ -245,8 +270,16 @@ class _Crawl:
                 dst = self._add_extra(src, self.hosts["blog"], "blog", f"/reposts/{_slug(src['title'])}-edited.html", blocks)
             else:
                 dst = self._add_extra(src, self.hosts["mirror"], "mirror", f"/edited/{src['host']}{src['path']}", blocks)
-            self._copy_record("mirror_edited", src, dst, text=None, normalized_length=self._main_nlen(src),
-                              dst_style=dst["template"], edited_sentences=edits, unchanged_share=overlap)
+            self._copy_record(
+                "mirror_edited",
+                src,
+                dst,
+                text=None,
+                normalized_length=self._main_nlen(src),
+                dst_style=dst["template"],
+                edited_sentences=edits,
+                unchanged_share=overlap,
+            )
 
     def _later(self, page: dict) -> tuple[int, int]:
         """A file and time after ``page``'s fetch (the next file when there is one)."""
@@ -271,8 +304,15 @@ class _Crawl:
             if site == "docs":
                 dst["edited"] = "30 May 2003, at 09:15"
             self.extra.append(dst)
-            self._copy_record("version", src, dst, text=None, normalized_length=self._main_nlen(src),
-                              edited_sentences=edits + 1, unchanged_share=overlap)
+            self._copy_record(
+                "version",
+                src,
+                dst,
+                text=None,
+                normalized_length=self._main_nlen(src),
+                edited_sentences=edits + 1,
+                unchanged_share=overlap,
+            )
 
     def _plan_revisits(self) -> None:
         self.revisits = []
@@ -306,8 +346,9 @@ class _Crawl:
         rng.shuffle(plan)
         n_plan = len(plan)
         # which copies change letter case in the destination
-        case_at = {i: c for i, c in zip(
-            [i for i, (cls, _) in enumerate(plan) if cls in ("threshold", "medium")][:2], ["upper", "lower"])}
+        case_at = {
+            i: c for i, c in zip([i for i, (cls, _) in enumerate(plan) if cls in ("threshold", "medium")][:2], ["upper", "lower"])
+        }
         # the pool of ordinary pages: every page not already given a role
         pool = [p for s in ("news", "docs", "blog") for p in self._free[s] if p["role"] is None and not p["metadata"]]
         rng.shuffle(pool)
@@ -360,8 +401,9 @@ class _Crawl:
             self._embed_src(src, paras)
             case = case_at.get(i)
             style = self._embed_dst(dst, paras, case)
-            self._copy_record("passage", src, dst, text=text, normalized_length=target, length_class=cls,
-                              case=case, dst_style=style)
+            self._copy_record(
+                "passage", src, dst, text=text, normalized_length=target, length_class=cls, case=case, dst_style=style
+            )
         self.n_passages = n_plan
 
     def _split_paras(self, sents: list[str], cls: str) -> list[list[str]]:
@@ -393,9 +435,11 @@ class _Crawl:
         """A gap between two top-level blocks: never before the first (byline or intro), and
         never inside the paragraphs of an earlier planted passage."""
         blocks = page["blocks"]
-        gaps = [i for i in range(1, len(blocks) + 1)
-                if i == len(blocks) or not blocks[i].get("planted")
-                or blocks[i].get("planted") != blocks[i - 1].get("planted")]
+        gaps = [
+            i
+            for i in range(1, len(blocks) + 1)
+            if i == len(blocks) or not blocks[i].get("planted") or blocks[i].get("planted") != blocks[i - 1].get("planted")
+        ]
         return self.rng.choice(gaps)
 
     def _embed_dst(self, page: dict, paras: list[list[str]], case: str | None) -> str:
@@ -434,43 +478,85 @@ class _Crawl:
         static = [
             (f(0), f"http://{news}/static/site.css", "text/css", _CSS.encode()),
             (f(1), f"http://{news}/static/logo.png", "image/png", _png()),
-            (f(2), f"http://{docs}/files/{_slug(self.sites['docs']['name'])}-manual.pdf", "application/pdf",
-             _pdf(self.sites["docs"]["name"] + " manual")),
-            (f(0), f"http://{docs}/api/search?q={self.lang.nouns[3]}", "application/json",
-             json.dumps({"query": self.lang.nouns[3], "results": [
-                 {"title": p["title"], "url": p["url"]} for p in self.pages if p["site"] == "docs"][:5]},
-                 sort_keys=True, ensure_ascii=False).encode()),
+            (
+                f(2),
+                f"http://{docs}/files/{_slug(self.sites['docs']['name'])}-manual.pdf",
+                "application/pdf",
+                _pdf(self.sites["docs"]["name"] + " manual"),
+            ),
+            (
+                f(0),
+                f"http://{docs}/api/search?q={self.lang.nouns[3]}",
+                "application/json",
+                json.dumps(
+                    {
+                        "query": self.lang.nouns[3],
+                        "results": [{"title": p["title"], "url": p["url"]} for p in self.pages if p["site"] == "docs"][:5],
+                    },
+                    sort_keys=True,
+                    ensure_ascii=False,
+                ).encode(),
+            ),
             (f(1), f"http://{news}/robots.txt", "text/plain", b"User-agent: *\nDisallow: /subscribe\n"),
         ]
         for file, url, ctype, body in static:
-            add({"kind": "static", "url": url, "ctype": ctype, "body": body, "file": file,
-                 "date": self._fetch_time(file)})
+            add({"kind": "static", "url": url, "ctype": ctype, "body": body, "file": file, "date": self._fetch_time(file)})
         # a 404 with the site template, and a 301 redirect
-        p404 = {"site": "news", "template": "news", "title": "Page not found", "path": "/2003/04/no-such-story.html",
-                "meta_charset": "utf-8", "blocks": [{"t": "p", "s": ["Sorry, the page you asked for does not exist."],
-                                                     "rs": rng.getrandbits(32)}]}
+        p404 = {
+            "site": "news",
+            "template": "news",
+            "title": "Page not found",
+            "path": "/2003/04/no-such-story.html",
+            "meta_charset": "utf-8",
+            "blocks": [{"t": "p", "s": ["Sorry, the page you asked for does not exist."], "rs": rng.getrandbits(32)}],
+        }
         url404 = f"http://{news}{p404['path']}"
         self.special["404"] = url404
-        add({"kind": "status", "url": url404, "status": "404 Not Found", "file": f(2), "date": self._fetch_time(f(2)),
-             "body": _render_page(p404, self.sites, _render_main(p404)).encode("utf-8"), "location": None})
+        add(
+            {
+                "kind": "status",
+                "url": url404,
+                "status": "404 Not Found",
+                "file": f(2),
+                "date": self._fetch_time(f(2)),
+                "body": _render_page(p404, self.sites, _render_main(p404)).encode("utf-8"),
+                "location": None,
+            }
+        )
         target = next(p for p in self.pages if p["site"] == "docs")
         url301 = f"http://{docs}/wiki/Old_Name_{_slug(target['title'])}"
         self.special["301"] = url301
-        body301 = ("<!DOCTYPE html>\n<html><head><title>301 Moved Permanently</title></head><body>\n"
-                   f'<h1>Moved Permanently</h1>\n<p>The document has moved <a href="{target["url"]}">here</a>.</p>\n'
-                   "</body></html>\n")
-        add({"kind": "status", "url": url301, "status": "301 Moved Permanently", "file": f(1),
-             "date": self._fetch_time(f(1)), "body": body301.encode("ascii"), "location": target["url"]})
+        body301 = (
+            "<!DOCTYPE html>\n<html><head><title>301 Moved Permanently</title></head><body>\n"
+            f'<h1>Moved Permanently</h1>\n<p>The document has moved <a href="{target["url"]}">here</a>.</p>\n'
+            "</body></html>\n"
+        )
+        add(
+            {
+                "kind": "status",
+                "url": url301,
+                "status": "301 Moved Permanently",
+                "file": f(1),
+                "date": self._fetch_time(f(1)),
+                "body": body301.encode("ascii"),
+                "location": target["url"],
+            }
+        )
         self.special["metadata"] = next(p["url"] for p in self.pages if p["metadata"])
 
     def page_payload(self, page: dict) -> tuple[bytes, bytes, list[tuple[str, str]]]:
         """(html bytes, payload bytes as stored, HTTP headers)."""
         text = _render_page(page, self.sites, _render_main(page))
         body = text.encode(page["charset"])
-        ctype = "text/html" + (f"; charset={page['charset'].upper() if page['charset'] != 'utf-8' else 'utf-8'}"
-                               if page["http_charset"] else "")
-        headers = [("Date", _http_date(page["date"])), ("Server", "Apache/1.3.27 (Unix)"),
-                   ("Last-Modified", _http_date(page["modified"])), ("Content-Type", ctype)]
+        ctype = "text/html" + (
+            f"; charset={page['charset'].upper() if page['charset'] != 'utf-8' else 'utf-8'}" if page["http_charset"] else ""
+        )
+        headers = [
+            ("Date", _http_date(page["date"])),
+            ("Server", "Apache/1.3.27 (Unix)"),
+            ("Last-Modified", _http_date(page["modified"])),
+            ("Content-Type", ctype),
+        ]
         if page["transfer"] == "chunked":
             payload = _chunked(body, random.Random(f"webwinnow-sample:{self.seed}:chunks"))
             headers.append(("Transfer-Encoding", "chunked"))

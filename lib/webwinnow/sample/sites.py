@@ -144,8 +144,9 @@ def _make_sites(lang: _Lang) -> dict:
         "name": f"{owner}'s Field Notes",
         "nav": [(lang.phrase(1, 2), f"/{k}/") for k in ("archive", "about", "tags", "links", "feed")],
         "about": [lang.sentence() for _ in range(2)],
-        "blogroll": [(rng.choice(lang.names) + " " + rng.choice(lang.nouns), f"http://{rng.choice(lang.nouns)}.example/")
-                     for _ in range(6)],
+        "blogroll": [
+            (rng.choice(lang.names) + " " + rng.choice(lang.nouns), f"http://{rng.choice(lang.nouns)}.example/") for _ in range(6)
+        ],
         "footer": lang.sentence(),
     }
     sites["mirror"] = {"name": "Mirror Archive Project", "footer": lang.sentence()}
@@ -208,8 +209,7 @@ def _render_page(page: dict, sites: dict, main_html: str) -> str:
             "<p>" + _esc(" ".join(site["about"])) + "</p>",
             "<h3>Newsletter</h3>",
             "<p>" + _esc(site["newsletter"]) + "</p>",
-            '<form action="/subscribe" method="post"><input type="email" name="email">'
-            "<button>Subscribe</button></form>",
+            '<form action="/subscribe" method="post"><input type="email" name="email"><button>Subscribe</button></form>',
             "</aside>",
             "</div>",
             "<!-- footer: boilerplate on every page -->",
@@ -293,13 +293,17 @@ def _news_body(lang: _Lang, date: str) -> list[dict]:
         if rng.random() < 0.3:
             blocks.append({"t": "ul", "items": [lang.phrase() for _ in range(rng.randint(3, 6))], "rs": rng.getrandbits(32)})
     if rng.random() < 0.5:
-        blocks.append({
-            "t": "table",
-            "caption": lang.phrase(2, 4),
-            "head": ["Place", "Count", "Change"],
-            "rows": [[rng.choice(lang.names), str(rng.randint(10, 9999)), f"{rng.choice('+-')}{rng.randint(1, 40)}%"]
-                     for _ in range(rng.randint(3, 5))],
-        })
+        blocks.append(
+            {
+                "t": "table",
+                "caption": lang.phrase(2, 4),
+                "head": ["Place", "Count", "Change"],
+                "rows": [
+                    [rng.choice(lang.names), str(rng.randint(10, 9999)), f"{rng.choice('+-')}{rng.randint(1, 40)}%"]
+                    for _ in range(rng.randint(3, 5))
+                ],
+            }
+        )
     if rng.random() < 0.6:
         blocks.append({"t": "ul", "items": [lang.phrase() for _ in range(rng.randint(3, 5))], "rs": rng.getrandbits(32)})
     return blocks
@@ -317,16 +321,26 @@ def _docs_body(lang: _Lang) -> list[dict]:
         for _ in range(rng.randint(1, 3)):
             blocks.append({"t": "p", "s": lang.paragraph(2, 5), "rs": rng.getrandbits(32)})
         if rng.random() < 0.3:
-            lines = [f"{rng.choice(lang.nouns)}.{rng.choice(lang.nouns)} = {rng.randint(0, 512)}" for _ in range(rng.randint(2, 5))]
+            lines = [
+                f"{rng.choice(lang.nouns)}.{rng.choice(lang.nouns)} = {rng.randint(0, 512)}" for _ in range(rng.randint(2, 5))
+            ]
             blocks.append({"t": "pre", "text": "\n".join(lines)})
         if k == table_at:
-            blocks.append({
-                "t": "table",
-                "caption": "Parameters",
-                "head": ["Name", "Type", "Description"],
-                "rows": [[rng.choice(lang.nouns) + "_" + rng.choice(lang.nouns), rng.choice(["int", "str", "bool", "list"]),
-                          lang.phrase(2, 5)] for _ in range(rng.randint(3, 6))],
-            })
+            blocks.append(
+                {
+                    "t": "table",
+                    "caption": "Parameters",
+                    "head": ["Name", "Type", "Description"],
+                    "rows": [
+                        [
+                            rng.choice(lang.nouns) + "_" + rng.choice(lang.nouns),
+                            rng.choice(["int", "str", "bool", "list"]),
+                            lang.phrase(2, 5),
+                        ]
+                        for _ in range(rng.randint(3, 6))
+                    ],
+                }
+            )
     blocks.append({"t": "h2", "text": "See also"})
     blocks.append({"t": "links", "items": [(w.capitalize(), f"/wiki/{w.capitalize()}") for w in rng.sample(lang.nouns, 4)]})
     return blocks
@@ -338,8 +352,10 @@ def _blog_body(lang: _Lang, date: str) -> list[dict]:
     for _ in range(rng.randint(4, 9)):
         blocks.append({"t": "p", "s": lang.paragraph(2, 5), "rs": rng.getrandbits(32)})
     if rng.random() < 0.5:
-        blocks.insert(rng.randint(2, len(blocks)), {"t": "ul", "items": [lang.phrase() for _ in range(rng.randint(3, 5))],
-                                                    "rs": rng.getrandbits(32)})
+        blocks.insert(
+            rng.randint(2, len(blocks)),
+            {"t": "ul", "items": [lang.phrase() for _ in range(rng.randint(3, 5))], "rs": rng.getrandbits(32)},
+        )
     return blocks
 
 
@@ -348,8 +364,9 @@ def _foreign_body(rng: random.Random, script: str) -> list[dict]:
     for _ in range(rng.randint(8, 11)):
         if rng.random() < 0.25:
             blocks.append({"t": "h2", "text": _foreign_sentence(rng, script).rstrip(".。")})
-        blocks.append({"t": "p", "s": [_foreign_sentence(rng, script) for _ in range(rng.randint(3, 6))],
-                       "rs": rng.getrandbits(32)})
+        blocks.append(
+            {"t": "p", "s": [_foreign_sentence(rng, script) for _ in range(rng.randint(3, 6))], "rs": rng.getrandbits(32)}
+        )
     return blocks
 
 

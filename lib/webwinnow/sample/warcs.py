@@ -41,7 +41,10 @@ class _Writer:
         self.info_id = self.new_id()
         data = "".join(f"{k}: {v}\r\n" for k, v in fields.items()).encode("utf-8")
         rec = self.w.create_warc_record(
-            "", "warcinfo", payload=io.BytesIO(data), length=len(data),
+            "",
+            "warcinfo",
+            payload=io.BytesIO(data),
+            length=len(data),
             warc_headers_dict={"WARC-Record-ID": self.info_id, "WARC-Date": _warc_date(date), "WARC-Filename": filename},
         )
         self._write(rec)
@@ -57,35 +60,52 @@ class _Writer:
     def request(self, url: str, date: int, concurrent_to: str, gzip_ok=False) -> None:
         host = url.split("/")[2]
         path = url.split(host, 1)[1] or "/"
-        headers = [("Host", host), ("User-Agent", "webwinnow-sample-crawler/1.0 (+http://sample.test/bot)"),
-                   ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")]
+        headers = [
+            ("Host", host),
+            ("User-Agent", "webwinnow-sample-crawler/1.0 (+http://sample.test/bot)"),
+            ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8"),
+        ]
         if gzip_ok:
             headers.append(("Accept-Encoding", "gzip"))
         headers.append(("Connection", "close"))
         http = StatusAndHeaders(f"GET {path} HTTP/1.1", headers, is_http_request=True)
-        rec = self.w.create_warc_record(url, "request", http_headers=http,
-                                        warc_headers_dict=self._hdrs(self.new_id(), date, url,
-                                                                     {"WARC-Concurrent-To": concurrent_to}))
+        rec = self.w.create_warc_record(
+            url,
+            "request",
+            http_headers=http,
+            warc_headers_dict=self._hdrs(self.new_id(), date, url, {"WARC-Concurrent-To": concurrent_to}),
+        )
         self._write(rec)
 
     def response(self, url: str, date: int, status: str, headers: list, payload: bytes, rid: str) -> None:
         http = StatusAndHeaders(status, headers, protocol="HTTP/1.1")
-        rec = self.w.create_warc_record(url, "response", payload=io.BytesIO(payload), length=len(payload),
-                                        http_headers=http, warc_headers_dict=self._hdrs(rid, date, url))
+        rec = self.w.create_warc_record(
+            url,
+            "response",
+            payload=io.BytesIO(payload),
+            length=len(payload),
+            http_headers=http,
+            warc_headers_dict=self._hdrs(rid, date, url),
+        )
         self._write(rec)
 
     def revisit(self, url: str, date: int, headers: list, digest: str, refers_date: int, rid: str) -> None:
         http = StatusAndHeaders("200 OK", headers, protocol="HTTP/1.1")
-        rec = self.w.create_revisit_record(url, digest, url, _warc_date(refers_date), http_headers=http,
-                                           warc_headers_dict=self._hdrs(rid, date, url))
+        rec = self.w.create_revisit_record(
+            url, digest, url, _warc_date(refers_date), http_headers=http, warc_headers_dict=self._hdrs(rid, date, url)
+        )
         self._write(rec)
 
     def metadata(self, url: str, date: int, concurrent_to: str, fields: list) -> None:
         data = "".join(f"{k}: {v}\r\n" for k, v in fields).encode("utf-8")
-        rec = self.w.create_warc_record(url, "metadata", payload=io.BytesIO(data), length=len(data),
-                                        warc_content_type="application/warc-fields",
-                                        warc_headers_dict=self._hdrs(self.new_id(), date, url,
-                                                                     {"WARC-Concurrent-To": concurrent_to}))
+        rec = self.w.create_warc_record(
+            url,
+            "metadata",
+            payload=io.BytesIO(data),
+            length=len(data),
+            warc_content_type="application/warc-fields",
+            warc_headers_dict=self._hdrs(self.new_id(), date, url, {"WARC-Concurrent-To": concurrent_to}),
+        )
         self._write(rec)
 
 
@@ -114,6 +134,7 @@ def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3,
 
     if site_tag and not all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in site_tag):
         raise ValueError(f"site_tag must hold only ASCII letters, digits and hyphens, got {site_tag!r}")
+
     def tagged(host: str) -> str:
         return host.replace(".sample.test", f".{site_tag}.sample.test") if site_tag else host
 
@@ -138,14 +159,18 @@ def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3,
         file_counts: dict[str, int] = {}
         with open(path, "wb") as fh:
             w = _Writer(fh, ids, file_counts, ips)
-            w.warcinfo(name, f * _FILE_WINDOW, {
-                "software": "webwinnow-sample/1 (warcio)",
-                "format": "WARC File Format 1.0",
-                "isPartOf": f"webwinnow-sample-seed{seed}" + (f"-{site_tag}" if site_tag else ""),
-                "description": "Generated sample crawl with planted copies; see planted.json",
-                "robots": "ignore",
-                "hostname": "sample.test",
-            })
+            w.warcinfo(
+                name,
+                f * _FILE_WINDOW,
+                {
+                    "software": "webwinnow-sample/1 (warcio)",
+                    "format": "WARC File Format 1.0",
+                    "isPartOf": f"webwinnow-sample-seed{seed}" + (f"-{site_tag}" if site_tag else ""),
+                    "description": "Generated sample crawl with planted copies; see planted.json",
+                    "robots": "ignore",
+                    "hostname": "sample.test",
+                },
+            )
             events = sorted((e for e in crawl.events if e["file"] == f), key=lambda e: (e["date"], e["seq"]))
             for ev in events:
                 rid = w.new_id()
@@ -158,10 +183,17 @@ def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3,
                     digests[(page["url"], page["date"])] = _sha1_b32(payload)
                     kinds["html_200"] += 1
                     if page["metadata"]:
-                        w.metadata(page["url"], ev["date"], rid, [
-                            ("via", f"http://{page['host']}/"), ("hopsFromSeed", "L"), ("fetchTimeMs", "87"),
-                            *[("outlink", f"http://{page['host']}{h} L a/@href") for _, h in crawl.sites["news"]["nav"][:5]],
-                        ])
+                        w.metadata(
+                            page["url"],
+                            ev["date"],
+                            rid,
+                            [
+                                ("via", f"http://{page['host']}/"),
+                                ("hopsFromSeed", "L"),
+                                ("fetchTimeMs", "87"),
+                                *[("outlink", f"http://{page['host']}{h} L a/@href") for _, h in crawl.sites["news"]["nav"][:5]],
+                            ],
+                        )
                 elif kind == "revisit":
                     page = ev["page"]
                     _, payload, headers = crawl.page_payload(page)
@@ -170,9 +202,13 @@ def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3,
                     w.revisit(page["url"], ev["date"], headers, digests[(page["url"], page["date"])], page["date"], rid)
                     kinds["revisit"] += 1
                 elif kind == "static":
-                    headers = [("Date", _http_date(ev["date"])), ("Server", "Apache/1.3.27 (Unix)"),
-                               ("Content-Type", ev["ctype"]), ("Content-Length", str(len(ev["body"]))),
-                               ("Connection", "close")]
+                    headers = [
+                        ("Date", _http_date(ev["date"])),
+                        ("Server", "Apache/1.3.27 (Unix)"),
+                        ("Content-Type", ev["ctype"]),
+                        ("Content-Length", str(len(ev["body"]))),
+                        ("Connection", "close"),
+                    ]
                     w.request(ev["url"], ev["date"], rid)
                     w.response(ev["url"], ev["date"], "200 OK", headers, ev["body"], rid)
                     kinds["non_html"] += 1
@@ -181,8 +217,11 @@ def write_sample(out_dir, *, pages: int = 300, seed: int = 2003, files: int = 3,
                     if ev["location"]:
                         headers.append(("Location", ev["location"]))
                     charset = "iso-8859-1" if ev["location"] else "utf-8"
-                    headers += [("Content-Type", f"text/html; charset={charset}"),
-                                ("Content-Length", str(len(ev["body"]))), ("Connection", "close")]
+                    headers += [
+                        ("Content-Type", f"text/html; charset={charset}"),
+                        ("Content-Length", str(len(ev["body"]))),
+                        ("Connection", "close"),
+                    ]
                     w.request(ev["url"], ev["date"], rid)
                     w.response(ev["url"], ev["date"], ev["status"], headers, ev["body"], rid)
                     kinds["html_other_status"] += 1
@@ -274,8 +313,9 @@ def clear_old_sample(out: Path) -> None:
         ours = False
     if foreign or not ours:
         shown = ", ".join((foreign or names)[:5]) + (" ..." if len(foreign or names) > 5 else "")
-        raise ValueError(f"{out} holds files that are not a webwinnow sample ({shown}): "
-                         "write the sample into a new or empty folder")
+        raise ValueError(
+            f"{out} holds files that are not a webwinnow sample ({shown}): write the sample into a new or empty folder"
+        )
     for name in names:
         if _SAMPLE_FILE.fullmatch(name):
             (out / name).unlink()

@@ -54,19 +54,23 @@ def _fields(section: str, *names: str) -> Callable[[RunConfig], dict[str, Any]]:
 
 
 def _extract_lines(e: dict, w: dict) -> list[str]:
-    return [f"read {e['files']} files in {e['tasks']} tasks: {e['records']:,} records = "
-            f"{e['parsed']:,} parsed + {e['skipped']:,} skipped + {e['failed']:,} failed + "
-            f"{e['flagged']:,} flagged ({e['failed_files']} files failed)"]
+    return [
+        f"read {e['files']} files in {e['tasks']} tasks: {e['records']:,} records = "
+        f"{e['parsed']:,} parsed + {e['skipped']:,} skipped + {e['failed']:,} failed + "
+        f"{e['flagged']:,} flagged ({e['failed_files']} files failed)"
+    ]
 
 
 def _fingerprint_lines(f: dict, w: dict) -> list[str]:
     t = w["w"] + w["k"] - 1
     expected, value = ("1/p", 1 / w["mod_p"]) if w["mod_p"] else ("2/(w+1)", 2 / (w["w"] + 1))
     unit = "" if w.get("unit", "char") == "char" else f" {w['unit']}s"
-    return [f"{f['documents']:,} documents, {f['norm_chars']:,} {_noun(w)}, {f['kgrams']:,} k-grams "
-            f"→ {f['fingerprints']:,} fingerprints (k={w['k']}, w={w['w']}, t={t}{unit}, "
-            f"{'robust' if w['robust'] else 'standard'}{', mod p=' + str(w['mod_p']) if w['mod_p'] else ''})",
-            f"density {f['density']:.4f} (expected {expected} = {value:.4f} on random text)"]
+    return [
+        f"{f['documents']:,} documents, {f['norm_chars']:,} {_noun(w)}, {f['kgrams']:,} k-grams "
+        f"→ {f['fingerprints']:,} fingerprints (k={w['k']}, w={w['w']}, t={t}{unit}, "
+        f"{'robust' if w['robust'] else 'standard'}{', mod p=' + str(w['mod_p']) if w['mod_p'] else ''})",
+        f"density {f['density']:.4f} (expected {expected} = {value:.4f} on random text)",
+    ]
 
 
 def _hash_freq_lines(h: dict, w: dict) -> list[str]:
@@ -77,44 +81,57 @@ def _hash_freq_lines(h: dict, w: dict) -> list[str]:
 
 
 def _candidates_lines(p: dict, w: dict) -> list[str]:
-    return [f"{p['candidate_pairs']:,} candidate document pairs share fingerprints (max_df {p['max_df']}"
-            f"{' auto' if p['max_df_auto'] else ''}; hashes in more documents are boilerplate)"]
+    return [
+        f"{p['candidate_pairs']:,} candidate document pairs share fingerprints (max_df {p['max_df']}"
+        f"{' auto' if p['max_df_auto'] else ''}; hashes in more documents are boilerplate)"
+    ]
 
 
 def _passages_lines(p: dict, w: dict) -> list[str]:
-    return [f"{p['pairs']:,} pairs share content: {p['passages']:,} copied passages, "
-            f"{p['content_chars']:,} {_noun(w)} of content",
-            f"{p['template_pairs']:,} pairs share only template text (template_pairs: {p['template_only']:,} "
-            f"template, {p['no_passage']:,} no passage)"]
+    return [
+        f"{p['pairs']:,} pairs share content: {p['passages']:,} copied passages, {p['content_chars']:,} {_noun(w)} of content",
+        f"{p['template_pairs']:,} pairs share only template text (template_pairs: {p['template_only']:,} "
+        f"template, {p['no_passage']:,} no passage)",
+    ]
 
 
 def _clusters_lines(c: dict, w: dict) -> list[str]:
-    lines = [f"{c['clusters']:,} near-duplicate clusters (resemblance >= {c['cluster_resemblance']}) "
-             f"holding {c['clustered_documents']:,} documents"]
+    lines = [
+        f"{c['clusters']:,} near-duplicate clusters (resemblance >= {c['cluster_resemblance']}) "
+        f"holding {c['clustered_documents']:,} documents"
+    ]
     if c.get("identical_documents"):
-        lines.append(f"{c['identical_documents']:,} documents share their exact normalized text with another "
-                     f"({c['identical_texts']:,} distinct texts): each such group is in one cluster")
+        lines.append(
+            f"{c['identical_documents']:,} documents share their exact normalized text with another "
+            f"({c['identical_texts']:,} distinct texts): each such group is in one cluster"
+        )
     return lines
 
 
 def _dedup_lines(d: dict, w: dict) -> list[str]:
     share = d["removed_chars"] / d["original_chars"] if d["original_chars"] else 0.0
-    return [f"dedup: kept {d['kept']:,} of {d['documents']:,} documents ({d['near_duplicates']:,} near-duplicates "
-            f"and {d['emptied']:,} emptied pages dropped); removed {d['removed_chars']:,} of {d['original_chars']:,} "
-            f"characters ({100 * share:.1f}%): {d['copied_chars_removed']:,} copied from kept pages "
-            f"({d['trimmed_documents']:,} pages trimmed), {d['template_chars_removed']:,} template"]
+    return [
+        f"dedup: kept {d['kept']:,} of {d['documents']:,} documents ({d['near_duplicates']:,} near-duplicates "
+        f"and {d['emptied']:,} emptied pages dropped); removed {d['removed_chars']:,} of {d['original_chars']:,} "
+        f"characters ({100 * share:.1f}%): {d['copied_chars_removed']:,} copied from kept pages "
+        f"({d['trimmed_documents']:,} pages trimmed), {d['template_chars_removed']:,} template"
+    ]
 
 
 def _lookup_lines(x: dict, w: dict) -> list[str]:
-    return [f"index {x['index']}: {x['index_documents']:,} documents; the new documents' {x['query_hashes']:,} hashes: "
-            f"{x['shared_hashes']:,} in the index below the cap (max_df {x['max_df']}{' auto' if x['max_df_auto'] else ''}), "
-            f"{x['boilerplate_hashes']:,} boilerplate → {x['indexed_documents']:,} indexed documents to compare"]
+    return [
+        f"index {x['index']}: {x['index_documents']:,} documents; the new documents' {x['query_hashes']:,} hashes: "
+        f"{x['shared_hashes']:,} in the index below the cap (max_df {x['max_df']}{' auto' if x['max_df_auto'] else ''}), "
+        f"{x['boilerplate_hashes']:,} boilerplate → {x['indexed_documents']:,} indexed documents to compare"
+    ]
 
 
 def _contamination_lines(c: dict, w: dict) -> list[str]:
-    return [f"{c['contaminated']:,} of {c['documents']:,} new documents share a passage with the index "
-            f"({c['half_covered']:,} at least half covered, {c['covered']:,} wholly); every shared passage of "
-            f"t = {c['t']} {_noun(w)} outside template is found"]
+    return [
+        f"{c['contaminated']:,} of {c['documents']:,} new documents share a passage with the index "
+        f"({c['half_covered']:,} at least half covered, {c['covered']:,} wholly); every shared passage of "
+        f"t = {c['t']} {_noun(w)} outside template is found"
+    ]
 
 
 def _report_lines(index: Any, w: dict) -> list[str]:
@@ -190,24 +207,35 @@ def _fingerprint_check(c: StageCheck) -> dict:
     if c.first and not c.fresh and (extracted.get("unit") == "code") != (c.cfg.winnow.unit == "code"):
         kind = "code blocks" if extracted.get("unit") == "code" else "page text"
         mine = "code blocks" if c.cfg.winnow.unit == "code" else "page text"
-        raise UserError(f"{c.out}: its documents hold {kind} and --unit {c.cfg.winnow.unit} fingerprints {mine}: "
-                        + ("add --unit code" if extracted.get("unit") == "code" else
-                           f"read the crawl again with 'webwinnow run INPUT... --out {c.out} --unit code'"))
+        raise UserError(
+            f"{c.out}: its documents hold {kind} and --unit {c.cfg.winnow.unit} fingerprints {mine}: "
+            + (
+                "add --unit code"
+                if extracted.get("unit") == "code"
+                else f"read the crawl again with 'webwinnow run INPUT... --out {c.out} --unit code'"
+            )
+        )
     return {}
 
 
 def _dedup_check(c: StageCheck) -> dict:
     if c.fresh and c.cfg.winnow.unit == "code":
-        raise UserError("--dedup with --unit code: a code run's documents hold only their pages' code blocks, "
-                        "and dedup writes whole pages; dedup a run made with --unit char or word")
+        raise UserError(
+            "--dedup with --unit code: a code run's documents hold only their pages' code blocks, "
+            "and dedup writes whole pages; dedup a run made with --unit char or word"
+        )
     if not c.first or c.fresh:
         return {}
     if c.metas.get("indexed_documents"):
-        raise UserError(f"{c.out} is a check's folder (new documents against an index): dedup works on "
-                        "a run's; run 'webwinnow run --dedup' over the crawl, or use the contamination table")
+        raise UserError(
+            f"{c.out} is a check's folder (new documents against an index): dedup works on "
+            "a run's; run 'webwinnow run --dedup' over the crawl, or use the contamination table"
+        )
     if _winnow_of(c.metas, "fingerprints").get("unit") == "code":
-        raise UserError(f"{c.out} is a code run: its documents hold only their pages' code blocks, and "
-                        "dedup writes whole pages; dedup a run made with --unit char or word")
+        raise UserError(
+            f"{c.out} is a code run: its documents hold only their pages' code blocks, and "
+            "dedup writes whole pages; dedup a run made with --unit char or word"
+        )
     return {}
 
 
@@ -235,17 +263,22 @@ def _lookup_check(c: StageCheck) -> dict:
     made = WinnowConfig(**fingerprinted) if fingerprinted else c.cfg.winnow
     settings = manifest.settings
     mine = replace(Settings.of(made), unicode=settings.unicode)  # Unicode: its own message below
-    wrong = settings.mismatch(mine, query_w=True) or (settings.unicode != UNICODE_VERSION and
-                                                       f"Unicode {UNICODE_VERSION} (the index has {settings.unicode})")
+    wrong = settings.mismatch(mine, query_w=True) or (
+        settings.unicode != UNICODE_VERSION and f"Unicode {UNICODE_VERSION} (the index has {settings.unicode})"
+    )
     if wrong:
-        raise UserError(f"--index {index}: the new fingerprints would be made with {wrong}: rebuild the "
-                        "index with these settings, or check with the index's")
+        raise UserError(
+            f"--index {index}: the new fingerprints would be made with {wrong}: rebuild the "
+            "index with these settings, or check with the index's"
+        )
     if c.inputs:
         already = indexed_inputs(index, manifest).intersection(c.inputs)
         if already:
-            raise UserError(f"{sorted(already)[0]} is already in the index {index} ({len(already)} input "
-                            "files are): checking a crawl against itself pairs every page with itself; "
-                            "leave them out")
+            raise UserError(
+                f"{sorted(already)[0]} is already in the index {index} ({len(already)} input "
+                "files are): checking a crawl against itself pairs every page with itself; "
+                "leave them out"
+            )
     return {"index": index, "manifest": manifest, "recipe_inputs": {"index": index, **manifest.identity()}}
 
 
@@ -278,44 +311,122 @@ class Stage:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("extract", "crawl files → documents, ledger", (), ("documents", "ledger"),
-          ("inputs", "fresh"), _extract_params, _extract_lines),
-    Stage("fingerprint", "documents → fingerprints, doc_stats", ("documents",), ("fingerprints", "doc_stats"),
-          ("winnow", "later"), lambda cfg: cfg.winnow.identity(), _fingerprint_lines, check=_fingerprint_check),
-    Stage("hash_freq", "fingerprints → hash_freq, rank_freq, power-law fit", ("fingerprints", "documents"),
-          ("hash_freq", "rank_freq"), ("later",), summary=_hash_freq_lines),
-    Stage("lookup", "check: fingerprints + an index → indexed_documents ...", ("fingerprints", "documents"),
-          INDEXED, ("check", "cap", "later"),
-          lambda cfg: {**_fields("pairing", "max_df", "pair_budget")(cfg), "self_pairs": cfg.check.self_pairs}, _lookup_lines,
-          check=_lookup_check),
-    Stage("candidates", "fingerprints → candidate_pairs, pair_seeds", ("fingerprints", "documents"),
-          ("candidate_pairs", "pair_seeds"),
-          ("pairing", "later"), _fields("pairing", "max_df", "min_shared", "pair_budget", "max_repeats"), _candidates_lines,
-          uses=("hash_freq",), check=_candidates_check,
-          follows=("indexed_documents", "indexed_fingerprints", "index_boilerplate")),
-    Stage("passages", "pair_seeds → passages, pairs, template_pairs",
-          ("pair_seeds", "candidate_pairs", "documents", "doc_stats"), ("pairs", "template_pairs", "passages"),
-          ("later",), _fields("passages", "max_spans", "max_compared", "min_content"), _passages_lines, uses=("hash_freq",),
-          follows=("indexed_documents", "indexed_doc_stats", "index_boilerplate")),
-    Stage("clusters", "pairs + documents → clusters", ("pairs", "documents"),
-          ("clusters",), ("clustering", "later"),
-          _fields("clusters", "resemblance"), _clusters_lines, follows=("indexed_documents",)),
-    Stage("contamination", "check: pairs + passages → contamination",
-          ("passages", "pairs", "documents", "doc_stats", "indexed_documents"), ("contamination",), ("later",),
-          summary=_contamination_lines),
-    Stage("dedup", "pairs + passages + clusters → deduped, deduped_jsonl",
-          ("documents", "candidate_pairs", "pairs", "passages", "clusters"), ("deduped", "deduped_jsonl"),
-          ("dedup", "later"), lambda cfg: asdict(cfg.dedup), _dedup_lines, uses=("hash_freq",), check=_dedup_check),
-    Stage("report", "all tables → report/index.html",
-          ("ledger", "documents", "doc_stats", "hash_freq", "rank_freq", "candidate_pairs", "pairs", "template_pairs",
-           "passages", "clusters"),
-          ("report",), (), _fields("report", "pairs", "details", "hashes", "figure_docs"), _report_lines,
-          uses=("deduped", "contamination"), follows=("indexed_documents",), entry=_report_entry),
+    Stage(
+        "extract",
+        "crawl files → documents, ledger",
+        (),
+        ("documents", "ledger"),
+        ("inputs", "fresh"),
+        _extract_params,
+        _extract_lines,
+    ),
+    Stage(
+        "fingerprint",
+        "documents → fingerprints, doc_stats",
+        ("documents",),
+        ("fingerprints", "doc_stats"),
+        ("winnow", "later"),
+        lambda cfg: cfg.winnow.identity(),
+        _fingerprint_lines,
+        check=_fingerprint_check,
+    ),
+    Stage(
+        "hash_freq",
+        "fingerprints → hash_freq, rank_freq, power-law fit",
+        ("fingerprints", "documents"),
+        ("hash_freq", "rank_freq"),
+        ("later",),
+        summary=_hash_freq_lines,
+    ),
+    Stage(
+        "lookup",
+        "check: fingerprints + an index → indexed_documents ...",
+        ("fingerprints", "documents"),
+        INDEXED,
+        ("check", "cap", "later"),
+        lambda cfg: {**_fields("pairing", "max_df", "pair_budget")(cfg), "self_pairs": cfg.check.self_pairs},
+        _lookup_lines,
+        check=_lookup_check,
+    ),
+    Stage(
+        "candidates",
+        "fingerprints → candidate_pairs, pair_seeds",
+        ("fingerprints", "documents"),
+        ("candidate_pairs", "pair_seeds"),
+        ("pairing", "later"),
+        _fields("pairing", "max_df", "min_shared", "pair_budget", "max_repeats"),
+        _candidates_lines,
+        uses=("hash_freq",),
+        check=_candidates_check,
+        follows=("indexed_documents", "indexed_fingerprints", "index_boilerplate"),
+    ),
+    Stage(
+        "passages",
+        "pair_seeds → passages, pairs, template_pairs",
+        ("pair_seeds", "candidate_pairs", "documents", "doc_stats"),
+        ("pairs", "template_pairs", "passages"),
+        ("later",),
+        _fields("passages", "max_spans", "max_compared", "min_content"),
+        _passages_lines,
+        uses=("hash_freq",),
+        follows=("indexed_documents", "indexed_doc_stats", "index_boilerplate"),
+    ),
+    Stage(
+        "clusters",
+        "pairs + documents → clusters",
+        ("pairs", "documents"),
+        ("clusters",),
+        ("clustering", "later"),
+        _fields("clusters", "resemblance"),
+        _clusters_lines,
+        follows=("indexed_documents",),
+    ),
+    Stage(
+        "contamination",
+        "check: pairs + passages → contamination",
+        ("passages", "pairs", "documents", "doc_stats", "indexed_documents"),
+        ("contamination",),
+        ("later",),
+        summary=_contamination_lines,
+    ),
+    Stage(
+        "dedup",
+        "pairs + passages + clusters → deduped, deduped_jsonl",
+        ("documents", "candidate_pairs", "pairs", "passages", "clusters"),
+        ("deduped", "deduped_jsonl"),
+        ("dedup", "later"),
+        lambda cfg: asdict(cfg.dedup),
+        _dedup_lines,
+        uses=("hash_freq",),
+        check=_dedup_check,
+    ),
+    Stage(
+        "report",
+        "all tables → report/index.html",
+        (
+            "ledger",
+            "documents",
+            "doc_stats",
+            "hash_freq",
+            "rank_freq",
+            "candidate_pairs",
+            "pairs",
+            "template_pairs",
+            "passages",
+            "clusters",
+        ),
+        ("report",),
+        (),
+        _fields("report", "pairs", "details", "hashes", "figure_docs"),
+        _report_lines,
+        uses=("deduped", "contamination"),
+        follows=("indexed_documents",),
+        entry=_report_entry,
+    ),
 )
 #: What `run` runs by default (dedup with --dedup), and what `check` runs.
 RUN_STAGES = ("extract", "fingerprint", "hash_freq", "candidates", "passages", "clusters", "dedup", "report")
-CHECK_STAGES = ("extract", "fingerprint", "hash_freq", "lookup", "candidates", "passages", "clusters", "contamination",
-                "report")
+CHECK_STAGES = ("extract", "fingerprint", "hash_freq", "lookup", "candidates", "passages", "clusters", "contamination", "report")
 
 BY_NAME = {s.name: s for s in STAGES}
 WRITER = {table: s for s in STAGES for table in s.writes}

@@ -29,8 +29,11 @@ def exclusion_texts(paths: list[str], extract_cfg: ExtractConfig, code: bool = F
         if not path.is_file():
             raise ValueError(f"--exclude {spec}: no such file (give WARC/ARC, HTML or text files)")
         if is_crawl_file(path.name):
-            texts.extend(r["text"] for r in file_rows(str(path.resolve()), extract_cfg, code)
-                         if r.get("table") == "documents" and r.get("status") == "ok")
+            texts.extend(
+                r["text"]
+                for r in file_rows(str(path.resolve()), extract_cfg, code)
+                if r.get("table") == "documents" and r.get("status") == "ok"
+            )
         else:
             raw = path.read_text(encoding="utf-8", errors="replace")
             html = path.name.lower().endswith(_HTML_SUFFIXES)
@@ -38,8 +41,7 @@ def exclusion_texts(paths: list[str], extract_cfg: ExtractConfig, code: bool = F
     return texts
 
 
-def exclusion_hashes(paths: list[str], k: int, extract_cfg: ExtractConfig, unit: str = "char",
-                     lexer: str = "c") -> np.ndarray:
+def exclusion_hashes(paths: list[str], k: int, extract_cfg: ExtractConfig, unit: str = "char", lexer: str = "c") -> np.ndarray:
     """Sorted unique k-gram hashes (of k units) of every exclusion text."""
     parts = [kgram_hashes(text, k, unit, lexer)[0] for text in exclusion_texts(paths, extract_cfg, unit == "code")]
     return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)

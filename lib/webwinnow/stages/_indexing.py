@@ -51,9 +51,14 @@ def write_bucketed(spark: SparkSession, frame: DataFrame, idx: str, table: str, 
             writer.write(rows, bucket_of(rows.column(key).to_numpy(), bits, 64 if key == "hash" else 63))
         yield from writer.finish().to_batches()
 
-    written = (frame.select(*schema.names).withColumn("_bucket", _bucket_column(key, bits))
-               .repartition(parts, "_bucket").sortWithinPartitions("_bucket", *sort).drop("_bucket")
-               .mapInArrow(write, spark_schema(DIRECTORY)))
+    written = (
+        frame.select(*schema.names)
+        .withColumn("_bucket", _bucket_column(key, bits))
+        .repartition(parts, "_bucket")
+        .sortWithinPartitions("_bucket", *sort)
+        .drop("_bucket")
+        .mapInArrow(write, spark_schema(DIRECTORY))
+    )
     return pa.Table.from_pylist([r.asDict() for r in written.collect()], schema=DIRECTORY)
 
 
@@ -70,14 +75,21 @@ def save_directory(idx: str, segment: str, parts: list[pa.Table]) -> None:
 def run_tables(spark: SparkSession, run: str) -> tuple[DataFrame, DataFrame, DataFrame]:
     """(fingerprints, this segment's hash_df, documents with stats) of a run folder."""
     fp = read_table(spark, run, "fingerprints")
-    docs = (read_table(spark, run, "documents").filter(F.col("status") == "ok")
-            .join(read_table(spark, run, "doc_stats"), "doc_id"))
+    docs = read_table(spark, run, "documents").filter(F.col("status") == "ok").join(read_table(spark, run, "doc_stats"), "doc_id")
     df = fp.groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"))
     return fp, df, docs
 
 
-def write_segment(spark: SparkSession, idx: str, run: str, settings: Settings, before: Manifest | None,
-                  segment: str, source: str, bits: dict[str, int] | None = None) -> Manifest:
+def write_segment(
+    spark: SparkSession,
+    idx: str,
+    run: str,
+    settings: Settings,
+    before: Manifest | None,
+    segment: str,
+    source: str,
+    bits: dict[str, int] | None = None,
+) -> Manifest:
     """The run folder's documents as a new segment of the index (a new index when before is
     None); returns the manifest naming it, not yet written (the caller commits it)."""
     fp, df, docs = run_tables(spark, run)
@@ -89,13 +101,18 @@ def write_segment(spark: SparkSession, idx: str, run: str, settings: Settings, b
         if before is None:
             text_bytes = docs.agg(F.sum(F.length("text")).alias("n")).collect()[0]["n"] or 0
             fp_bits = layout.choose_bits(fingerprints, layout.BUCKET_ROWS)
-            bits = bits or {"fingerprints": fp_bits, "hash_df": fp_bits,
-                            "documents": layout.choose_bits(int(text_bytes), layout.BUCKET_TEXT_BYTES)}
+            bits = bits or {
+                "fingerprints": fp_bits,
+                "hash_df": fp_bits,
+                "documents": layout.choose_bits(int(text_bytes), layout.BUCKET_TEXT_BYTES),
+            }
         else:
             bits = before.bits
-        parts = [write_bucketed(spark, fp, idx, "fingerprints", bits["fingerprints"], segment),
-                 write_bucketed(spark, df, idx, "hash_df", bits["hash_df"], segment),
-                 write_bucketed(spark, docs, idx, "documents", bits["documents"], segment)]
+        parts = [
+            write_bucketed(spark, fp, idx, "fingerprints", bits["fingerprints"], segment),
+            write_bucketed(spark, df, idx, "hash_df", bits["hash_df"], segment),
+            write_bucketed(spark, docs, idx, "documents", bits["documents"], segment),
+        ]
         save_directory(idx, segment, parts)
         moves = histogram_moves(spark, idx, before, df)
     finally:
@@ -103,8 +120,12 @@ def write_segment(spark: SparkSession, idx: str, run: str, settings: Settings, b
     seg = layout.new_segment(segment, documents, fingerprints, hashes, source)
     if before is None:
         return Manifest(settings=settings, bits=bits, segments=(seg,), df_histogram=layout.merged_histogram((), moves))
-    return Manifest(settings=settings, bits=bits, segments=(*before.segments, seg),
-                    df_histogram=layout.merged_histogram(before.df_histogram, moves))
+    return Manifest(
+        settings=settings,
+        bits=bits,
+        segments=(*before.segments, seg),
+        df_histogram=layout.merged_histogram(before.df_histogram, moves),
+    )
 
 
 def histogram_moves(spark: SparkSession, idx: str, before: Manifest | None, new_df: DataFrame) -> list[tuple[int, int, int]]:
@@ -134,8 +155,15 @@ def index_frame(spark: SparkSession, idx: str, manifest: Manifest, table: str) -
     return spark.read.schema(schema).parquet(*files)
 
 
-def lookup(spark: SparkSession, idx: str, manifest: Manifest, table: str, keys: np.ndarray,
-           columns: list[str] | None = None, reads: dict | None = None) -> DataFrame:
+def lookup(
+    spark: SparkSession,
+    idx: str,
+    manifest: Manifest,
+    table: str,
+    keys: np.ndarray,
+    columns: list[str] | None = None,
+    reads: dict | None = None,
+) -> DataFrame:
     """The rows of the index's `table` whose key is one of `keys` (sorted, distinct): only the row
     groups whose key range holds one of them are read. reads: gets what is read, per table
     (row groups and their uncompressed bytes, of how many)."""
@@ -150,11 +178,18 @@ def lookup(spark: SparkSession, idx: str, manifest: Manifest, table: str, keys: 
     plan = plan_reads(directory, keys)
     if reads is not None:  # what the lookup reads of the table, against all of it
         chosen = {(name, g) for name, groups in plan for g in groups}
-        hit = [(n, g) in chosen for n, g in zip(directory.column("file").to_pylist(),
-                                                 directory.column("row_group").to_pylist(), strict=True)]
+        hit = [
+            (n, g) in chosen
+            for n, g in zip(directory.column("file").to_pylist(), directory.column("row_group").to_pylist(), strict=True)
+        ]
         size = directory.column("bytes").to_numpy()
-        reads[table] = {"keys": int(len(keys)), "row_groups": int(sum(hit)), "row_groups_total": directory.num_rows,
-                        "bytes": int(size[np.array(hit, bool)].sum()) if hit else 0, "bytes_total": int(size.sum())}
+        reads[table] = {
+            "keys": int(len(keys)),
+            "row_groups": int(sum(hit)),
+            "row_groups_total": directory.num_rows,
+            "bytes": int(size[np.array(hit, bool)].sum()) if hit else 0,
+            "bytes_total": int(size.sum()),
+        }
     if not plan:
         return spark.createDataFrame([], spark_schema(out_schema))
     shared = spark.sparkContext.broadcast(keys)
@@ -165,14 +200,22 @@ def lookup(spark: SparkSession, idx: str, manifest: Manifest, table: str, keys: 
                 found = read_matching(storage.child(idx, name), groups, shared.value, key, columns)
                 yield from found.cast(out_schema).to_batches()
 
-    tasks = spark.createDataFrame(plan, StructType([StructField("file", StringType()),
-                                                    StructField("groups", ArrayType(IntegerType()))]))
+    tasks = spark.createDataFrame(
+        plan, StructType([StructField("file", StringType()), StructField("groups", ArrayType(IntegerType()))])
+    )
     parts = max(1, min(len(plan), 4 * spark.sparkContext.defaultParallelism))
     return tasks.repartition(parts).mapInArrow(read, spark_schema(out_schema))
 
 
-def lookup_keys(spark: SparkSession, idx: str, manifest: Manifest, table: str, keys: DataFrame,
-                columns: list[str] | None = None, reads: dict | None = None) -> DataFrame:
+def lookup_keys(
+    spark: SparkSession,
+    idx: str,
+    manifest: Manifest,
+    table: str,
+    keys: DataFrame,
+    columns: list[str] | None = None,
+    reads: dict | None = None,
+) -> DataFrame:
     """lookup() for keys given as a one-column DataFrame: broadcast when they are few, else a join
     with the whole table (a query as large as the index reads most of it anyway)."""
     name = keys.columns[0]
@@ -191,11 +234,16 @@ def compact(spark: SparkSession, idx: str, manifest: Manifest, segment: str) -> 
     """Every table's files merged into one file per bucket (hash_df counts summed): a new segment
     replacing all the others. Returns its manifest; the caller commits it, then removes the old files."""
     directory = read_directory([layout.directory_file(idx, s) for s in manifest.segment_ids])
-    jobs = sorted({(t, b) for t, b in zip(directory.column("table").to_pylist(), directory.column("bucket").to_pylist(),
-                                           strict=True)})
+    jobs = sorted(
+        {(t, b) for t, b in zip(directory.column("table").to_pylist(), directory.column("bucket").to_pylist(), strict=True)}
+    )
     files: dict[tuple[str, int], list[str]] = {}
-    for t, b, name in zip(directory.column("table").to_pylist(), directory.column("bucket").to_pylist(),
-                          directory.column("file").to_pylist(), strict=True):
+    for t, b, name in zip(
+        directory.column("table").to_pylist(),
+        directory.column("bucket").to_pylist(),
+        directory.column("file").to_pylist(),
+        strict=True,
+    ):
         files.setdefault((t, b), [])
         if name not in files[(t, b)]:
             files[(t, b)].append(name)
@@ -214,9 +262,14 @@ def compact(spark: SparkSession, idx: str, manifest: Manifest, segment: str) -> 
                     rows = rows.group_by("hash").aggregate([("docs", "sum")]).rename_columns(["hash", "docs"])
                 sort = [layout.KEYS[table], *(["doc_id", "pos"] if table == "fingerprints" else [])]
                 rows = rows.sort_by([(c, "ascending") for c in sort]).select(INDEX_SCHEMAS[table].names)
-                writer = BucketWriter(table, INDEX_SCHEMAS[table], layout.KEYS[table], idx,
-                                      lambda b, t=table: layout.bucket_file(t, b, segment),
-                                      text_column="text" if table == "documents" else None)
+                writer = BucketWriter(
+                    table,
+                    INDEX_SCHEMAS[table],
+                    layout.KEYS[table],
+                    idx,
+                    lambda b, t=table: layout.bucket_file(t, b, segment),
+                    text_column="text" if table == "documents" else None,
+                )
                 writer.write(rows.cast(INDEX_SCHEMAS[table]), np.full(rows.num_rows, bucket, np.int32))
                 yield from writer.finish().to_batches()
 
@@ -226,6 +279,7 @@ def compact(spark: SparkSession, idx: str, manifest: Manifest, segment: str) -> 
     parts = max(1, min(len(jobs), 4 * spark.sparkContext.defaultParallelism))
     written = tasks.repartition(parts).mapInArrow(merge, spark_schema(DIRECTORY)).collect()
     save_directory(idx, segment, [pa.Table.from_pylist([r.asDict() for r in written], schema=DIRECTORY)])
-    seg = layout.new_segment(segment, manifest.documents, manifest.fingerprints, manifest.hashes,
-                             f"compaction of {len(manifest.segments)} segments")
+    seg = layout.new_segment(
+        segment, manifest.documents, manifest.fingerprints, manifest.hashes, f"compaction of {len(manifest.segments)} segments"
+    )
     return Manifest(settings=manifest.settings, bits=manifest.bits, segments=(seg,), df_histogram=manifest.df_histogram)

@@ -118,8 +118,7 @@ def size_shuffles(spark, input_bytes: int) -> int:
 CONNECTORS = {
     "s3a": "add --packages org.apache.hadoop:hadoop-aws:{hadoop} (it brings the AWS SDK bundle it was built with)",
     "s3": "outside EMR, write s3a://BUCKET/... (Hadoop's S3 connector; --packages org.apache.hadoop:hadoop-aws:{hadoop})",
-    "gs": "add --jars gcs-connector-3.1.7-shaded.jar (GoogleCloudDataproc/hadoop-connectors releases; "
-          "Dataproc has it installed)",
+    "gs": "add --jars gcs-connector-3.1.7-shaded.jar (GoogleCloudDataproc/hadoop-connectors releases; Dataproc has it installed)",
     "abfs": "add --packages org.apache.hadoop:hadoop-azure:{hadoop}",
     "abfss": "add --packages org.apache.hadoop:hadoop-azure:{hadoop}",
 }
@@ -141,5 +140,7 @@ def check_filesystem(spark, uri: str) -> None:
         scheme = uri.split("://", 1)[0].lower()
         hadoop = jvm.org.apache.hadoop.util.VersionInfo.getVersion()
         hint = CONNECTORS.get(scheme, "add the Hadoop connector for it to spark-submit (--packages or --jars)")
-        raise UserError(f"--out {uri}: Spark (Hadoop {hadoop}) has no filesystem for {scheme}:// to write the "
-                        f"tables with: {hint.format(hadoop=hadoop)}; nothing was committed") from None
+        raise UserError(
+            f"--out {uri}: Spark (Hadoop {hadoop}) has no filesystem for {scheme}:// to write the "
+            f"tables with: {hint.format(hadoop=hadoop)}; nothing was committed"
+        ) from None

@@ -33,15 +33,20 @@ from ._frames import arrow_batch_rows, read_documents, read_table, sorted_chunks
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
 #: hashes below the cap in this partition (doc_b = -1, the count in `hash`).
-SEED_ROWS = pa.schema([("doc_a", pa.int64()), ("doc_b", pa.int64()), ("hash", pa.int64()),
-                       ("pos_a", pa.int32()), ("pos_b", pa.int32())])
+SEED_ROWS = pa.schema(
+    [("doc_a", pa.int64()), ("doc_b", pa.int64()), ("hash", pa.int64()), ("pos_a", pa.int32()), ("pos_b", pa.int32())]
+)
 #: A check's boilerplate hashes up to this many are broadcast to the fingerprints they leave out.
 BROADCAST_HASHES = 2_000_000
 #: What the pair-run kernel emits: one row per pair with its distinct shared hashes and seeds.
-PAIR_ROWS = pa.schema([
-    ("doc_a", pa.int64()), ("doc_b", pa.int64()), pa.field("shared", pa.int64(), nullable=False),
-    pa.field("seeds", schemas.PAIR_SEEDS.field("seeds").type, nullable=False),
-])
+PAIR_ROWS = pa.schema(
+    [
+        ("doc_a", pa.int64()),
+        ("doc_b", pa.int64()),
+        pa.field("shared", pa.int64(), nullable=False),
+        pa.field("seeds", schemas.PAIR_SEEDS.field("seeds").type, nullable=False),
+    ]
+)
 
 
 #: What says which of two pages is the original, strongest first: when the content last changed
@@ -88,13 +93,21 @@ def seed_arrow(batches, max_df: int, max_repeats: int = 0):
         if not seeding.all():
             hashes, docs, pos = hashes[seeding], docs[seeding], pos[seeding]
         for s in partition_seeds(hashes, docs, pos, max_df, None if len(hashes) < len(seeding) else runs):
-            yield pa.RecordBatch.from_arrays([pa.array(s.doc_a), pa.array(s.doc_b), pa.array(s.hash),
-                                              pa.array(s.pos_a), pa.array(s.pos_b)], schema=SEED_ROWS)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(s.doc_a), pa.array(s.doc_b), pa.array(s.hash), pa.array(s.pos_a), pa.array(s.pos_b)], schema=SEED_ROWS
+            )
         doc, count = kept_hash_counts(hashes, docs, max_df, None if len(hashes) < len(seeding) else runs)
         n = len(doc)
-        yield pa.RecordBatch.from_arrays([pa.array(doc), pa.array(np.full(n, -1, np.int64)), pa.array(count),
-                                          pa.array(np.zeros(n, np.int32)), pa.array(np.zeros(n, np.int32))],
-                                         schema=SEED_ROWS)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(doc),
+                pa.array(np.full(n, -1, np.int64)),
+                pa.array(count),
+                pa.array(np.zeros(n, np.int32)),
+                pa.array(np.zeros(n, np.int32)),
+            ],
+            schema=SEED_ROWS,
+        )
 
 
 def cross_seed_arrow(batches, with_self: bool, max_repeats: int = 0):
@@ -110,13 +123,21 @@ def cross_seed_arrow(batches, with_self: bool, max_repeats: int = 0):
         if not seeding.all():
             hashes, docs, pos, new = hashes[seeding], docs[seeding], pos[seeding], new[seeding]
         for s in cross_seeds(hashes, docs, pos, new, with_self):
-            yield pa.RecordBatch.from_arrays([pa.array(s.doc_a), pa.array(s.doc_b), pa.array(s.hash),
-                                              pa.array(s.pos_a), pa.array(s.pos_b)], schema=SEED_ROWS)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(s.doc_a), pa.array(s.doc_b), pa.array(s.hash), pa.array(s.pos_a), pa.array(s.pos_b)], schema=SEED_ROWS
+            )
         doc, count = kept_hash_counts(hashes, docs, 2**62)
         n = len(doc)
-        yield pa.RecordBatch.from_arrays([pa.array(doc), pa.array(np.full(n, -1, np.int64)), pa.array(count),
-                                          pa.array(np.zeros(n, np.int32)), pa.array(np.zeros(n, np.int32))],
-                                         schema=SEED_ROWS)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(doc),
+                pa.array(np.full(n, -1, np.int64)),
+                pa.array(count),
+                pa.array(np.zeros(n, np.int32)),
+                pa.array(np.zeros(n, np.int32)),
+            ],
+            schema=SEED_ROWS,
+        )
 
 
 def is_check(out: str) -> bool:
@@ -127,15 +148,18 @@ def is_check(out: str) -> bool:
 def pair_arrow(batches, min_shared: int):
     """PAIR_ROWS for (doc_a, doc_b, pos_a, pos_b)-sorted seed batches of one pair partition."""
     for chunk in sorted_chunks(batches, ["doc_a", "doc_b"]):
-        runs = pair_runs(chunk.column("doc_a").to_numpy(), chunk.column("doc_b").to_numpy(),
-                         chunk.column("hash").to_numpy(), min_shared)
+        runs = pair_runs(
+            chunk.column("doc_a").to_numpy(), chunk.column("doc_b").to_numpy(), chunk.column("hash").to_numpy(), min_shared
+        )
         rows = pa.array(runs.rows)
-        seeds = pa.StructArray.from_arrays([chunk.column("pos_a").combine_chunks().take(rows),
-                                            chunk.column("pos_b").combine_chunks().take(rows)], ["pos_a", "pos_b"])
-        lists = pa.ListArray.from_arrays(pa.array(runs.starts.astype(np.int32)), seeds,
-                                         type=PAIR_ROWS.field("seeds").type)
-        yield pa.RecordBatch.from_arrays([pa.array(runs.doc_a), pa.array(runs.doc_b), pa.array(runs.shared), lists],
-                                         schema=PAIR_ROWS)
+        seeds = pa.StructArray.from_arrays(
+            [chunk.column("pos_a").combine_chunks().take(rows), chunk.column("pos_b").combine_chunks().take(rows)],
+            ["pos_a", "pos_b"],
+        )
+        lists = pa.ListArray.from_arrays(pa.array(runs.starts.astype(np.int32)), seeds, type=PAIR_ROWS.field("seeds").type)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(runs.doc_a), pa.array(runs.doc_b), pa.array(runs.shared), lists], schema=PAIR_ROWS
+        )
 
 
 def seed_bounds(spark: SparkSession, out: str, fp: DataFrame, excluded, max_repeats: int = 0) -> dict[int, int]:
@@ -151,8 +175,10 @@ def seed_bounds(spark: SparkSession, out: str, fp: DataFrame, excluded, max_repe
         freq = fp.groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"), F.count(F.lit(1)).alias("occurrences"))
     seeding = F.least(F.col("occurrences"), F.col("docs") * (max_repeats or 2**31))  # first_repeats' cap
     pairs = seeding * (seeding - 1) / 2
-    return {r["docs"]: int(r["seeds"]) for r in freq.filter(F.col("docs") >= 2).groupBy("docs")
-            .agg(F.sum(pairs.cast("long")).alias("seeds")).collect()}
+    return {
+        r["docs"]: int(r["seeds"])
+        for r in freq.filter(F.col("docs") >= 2).groupBy("docs").agg(F.sum(pairs.cast("long")).alias("seeds")).collect()
+    }
 
 
 def df_counts(spark: SparkSession, out: str, fp: DataFrame, excluded) -> list[tuple[int, int]]:
@@ -181,8 +207,9 @@ def ok_documents(spark: SparkSession, out: str) -> int:
 
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
-    excluded = (exclusion_hashes(list(ctx.exclude), cfg.winnow.k, cfg.extract, cfg.winnow.unit, cfg.winnow.lexer)
-                if ctx.exclude else None)
+    excluded = (
+        exclusion_hashes(list(ctx.exclude), cfg.winnow.k, cfg.extract, cfg.winnow.unit, cfg.winnow.lexer) if ctx.exclude else None
+    )
     pcfg = cfg.pairing
     fp = fingerprints_without(spark, out, excluded)
     documents = ok_documents(spark, out)
@@ -199,8 +226,11 @@ def run(ctx: StageContext) -> dict:
         boiler = read_table(spark, out, "index_boilerplate").select("hash")
         if row_count(out, "index_boilerplate") <= BROADCAST_HASHES:
             boiler = F.broadcast(boiler)
-        fp = (fp.withColumn("new", F.lit(True)).unionByName(indexed.withColumn("new", F.lit(False)))
-              .join(boiler, "hash", "left_anti"))
+        fp = (
+            fp.withColumn("new", F.lit(True))
+            .unionByName(indexed.withColumn("new", F.lit(False)))
+            .join(boiler, "hash", "left_anti")
+        )
         order: tuple[str, ...] = ("hash", "new", "doc_id", "pos")
 
         def seeds_of(batches):
@@ -221,26 +251,35 @@ def run(ctx: StageContext) -> dict:
 
     with arrow_batch_rows(spark):
         emitted = (
-            fp.repartition("hash").sortWithinPartitions(*order)
+            fp.repartition("hash")
+            .sortWithinPartitions(*order)
             .mapInArrow(seeds_of, spark_schema(SEED_ROWS))
             .persist(StorageLevel.MEMORY_AND_DISK)
         )
         grouped = (
             emitted.filter(F.col("doc_b") >= 0)
-            .repartition("doc_a", "doc_b").sortWithinPartitions("doc_a", "doc_b", "pos_a", "pos_b")
+            .repartition("doc_a", "doc_b")
+            .sortWithinPartitions("doc_a", "doc_b", "pos_a", "pos_b")
             .mapInArrow(pairs_of, spark_schema(PAIR_ROWS))
             .persist(StorageLevel.MEMORY_AND_DISK)
         )
         try:
-            fp_counts = (emitted.filter(F.col("doc_b") < 0)
-                         .groupBy(F.col("doc_a").alias("doc_id")).agg(F.coalesce(F.sum("hash"), F.lit(0)).alias("fp")))
+            fp_counts = (
+                emitted.filter(F.col("doc_b") < 0)
+                .groupBy(F.col("doc_a").alias("doc_id"))
+                .agg(F.coalesce(F.sum("hash"), F.lit(0)).alias("fp"))
+            )
             # crawls hold malformed WARC-Dates ("2008-10-294T05:21:46-0700" among the real files): no time
             times = [F.col(c).try_cast("timestamp").alias(c) for _, c in SOURCE_BASES]
             info = fp_counts.join(read_documents(spark, out).select("doc_id", "url", *times), "doc_id", "left")
 
             def side(x: str):
-                return info.select(F.col("doc_id").alias(f"doc_{x}"), F.col("fp").alias(f"fp_{x}"),
-                                   F.col("url").alias(f"url_{x}"), *(F.col(c).alias(f"{c}_{x}") for _, c in SOURCE_BASES))
+                return info.select(
+                    F.col("doc_id").alias(f"doc_{x}"),
+                    F.col("fp").alias(f"fp_{x}"),
+                    F.col("url").alias(f"url_{x}"),
+                    *(F.col(c).alias(f"{c}_{x}") for _, c in SOURCE_BASES),
+                )
 
             pairs = (
                 grouped.select("doc_a", "doc_b", "shared")
@@ -252,9 +291,12 @@ def run(ctx: StageContext) -> dict:
                 .withColumns(source_columns())
                 .select(*schemas.CANDIDATE_PAIRS.names)
             )
-            meta = {"max_df": max_df, "max_df_auto": not pcfg.max_df,
-                    "excluded_hashes": int(len(excluded) if excluded is not None else 0),
-                    **({"check": True, "self_pairs": with_self} if check else {})}
+            meta = {
+                "max_df": max_df,
+                "max_df_auto": not pcfg.max_df,
+                "excluded_hashes": int(len(excluded) if excluded is not None else 0),
+                **({"check": True, "self_pairs": with_self} if check else {}),
+            }
             write_table(pairs, out, "candidate_pairs", cfg, "candidates", meta)
             write_table(grouped.select("doc_a", "doc_b", "seeds"), out, "pair_seeds", cfg, "candidates", meta)
         finally:
@@ -262,8 +304,12 @@ def run(ctx: StageContext) -> dict:
             emitted.unpersist()
     unexcluded = counts if excluded is None or not len(excluded) else None
     boilerplate = row_count(out, "index_boilerplate") if check else boilerplate_count(spark, out, max_df, unexcluded)
-    return {**meta, "documents": documents, "candidate_pairs": row_count(out, "candidate_pairs"),
-            "boilerplate_hashes": boilerplate}
+    return {
+        **meta,
+        "documents": documents,
+        "candidate_pairs": row_count(out, "candidate_pairs"),
+        "boilerplate_hashes": boilerplate,
+    }
 
 
 def boilerplate_count(spark: SparkSession, out: str, max_df: int, counts: list[tuple[int, int]] | None) -> int:

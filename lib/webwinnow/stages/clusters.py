@@ -41,10 +41,13 @@ def keyed_arrow(batches):
 def identical_groups(spark: SparkSession, out: str) -> pa.Table:
     """(doc_id, first, n): every ok document whose normalized text another document has too,
     with the smallest doc_id of that text and how many documents have it."""
-    keyed = (read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
-             .mapInArrow(keyed_arrow, spark_schema(KEYED)))
-    groups = (keyed.groupBy("text_key").agg(F.min("doc_id").alias("first"), F.count(F.lit(1)).alias("n"))
-              .filter(F.col("n") >= 2))
+    keyed = (
+        read_documents(spark, out)
+        .filter(F.col("status") == "ok")
+        .select("doc_id", "text")
+        .mapInArrow(keyed_arrow, spark_schema(KEYED))
+    )
+    groups = keyed.groupBy("text_key").agg(F.min("doc_id").alias("first"), F.count(F.lit(1)).alias("n")).filter(F.col("n") >= 2)
     return keyed.join(groups, "text_key").select("doc_id", "first", "n").toArrow()
 
 
@@ -58,8 +61,12 @@ def document_times(spark: SparkSession, out: str, doc: np.ndarray) -> list[np.nd
         return [np.zeros(0, np.int64) for _ in SOURCE_BASES]
     ids = spark.createDataFrame(pa.table({"doc_id": doc}).to_pandas())
     columns = [F.unix_micros(F.col(c).try_cast("timestamp")).alias(c) for _, c in SOURCE_BASES]
-    times = (read_documents(spark, out).join(F.broadcast(ids) if len(doc) <= 1_000_000 else ids, "doc_id")
-             .select("doc_id", *columns).toArrow())
+    times = (
+        read_documents(spark, out)
+        .join(F.broadcast(ids) if len(doc) <= 1_000_000 else ids, "doc_id")
+        .select("doc_id", *columns)
+        .toArrow()
+    )
     order = np.argsort(times.column("doc_id").to_numpy())
     at = np.searchsorted(times.column("doc_id").to_numpy()[order], doc)
     never = np.iinfo(np.int64).max
@@ -81,25 +88,24 @@ def earliest_members(doc: np.ndarray, cluster: np.ndarray, times: list[np.ndarra
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     threshold = float(cfg.clusters.resemblance)
-    edges = (
-        read_table(spark, out, "pairs")
-        .filter(F.col("resemblance") >= threshold)
-        .select("doc_a", "doc_b")
-        .toArrow()
-    )
+    edges = read_table(spark, out, "pairs").filter(F.col("resemblance") >= threshold).select("doc_a", "doc_b").toArrow()
     same = identical_groups(spark, out)
     same_doc = same.column("doc_id").to_numpy()
     same_first = same.column("first").to_numpy()
     linked = same_doc != same_first
-    doc, cluster, size = components(np.concatenate([edges.column("doc_a").to_numpy(), same_first[linked]]),
-                                    np.concatenate([edges.column("doc_b").to_numpy(), same_doc[linked]]))
+    doc, cluster, size = components(
+        np.concatenate([edges.column("doc_a").to_numpy(), same_first[linked]]),
+        np.concatenate([edges.column("doc_b").to_numpy(), same_doc[linked]]),
+    )
     identical = np.ones(len(doc), np.int64)
     if len(same_doc):
         at = np.searchsorted(doc, same_doc)  # components returns the documents sorted
         identical[at] = same.column("n").to_numpy()
     source = earliest_members(doc, cluster, document_times(spark, out, doc))
-    table = pa.table({"doc_id": doc, "cluster_id": cluster, "cluster_size": size, "identical": identical,
-                      "source_doc": source}, schema=schemas.CLUSTERS)
+    table = pa.table(
+        {"doc_id": doc, "cluster_id": cluster, "cluster_size": size, "identical": identical, "source_doc": source},
+        schema=schemas.CLUSTERS,
+    )
     # The driver holds the components already: written from here, no Spark job.
     write_arrow(table, out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
     stats = {

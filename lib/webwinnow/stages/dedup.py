@@ -47,8 +47,20 @@ from ._frames import read_table, spark_schema, url_host
 from .candidates import SOURCE_BASES, boilerplate_hashes
 
 #: What a dedup task gets per document.
-_IN = ("doc_id", "url", "warc_file", "warc_offset", "record_id", "fetch_time", "text", "cluster_id", "cluster_size",
-       "duplicate_of", "cuts", "strip")
+_IN = (
+    "doc_id",
+    "url",
+    "warc_file",
+    "warc_offset",
+    "record_id",
+    "fetch_time",
+    "text",
+    "cluster_id",
+    "cluster_size",
+    "duplicate_of",
+    "cuts",
+    "strip",
+)
 
 
 def dedup_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
@@ -72,8 +84,7 @@ def dedup_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: 
                 reason = "emptied"
             if reason is not None:
                 removed, kept = ([(0, n)] if n else []), None
-            for name in ("doc_id", "url", "warc_file", "warc_offset", "record_id", "fetch_time", "cluster_id",
-                         "duplicate_of"):
+            for name in ("doc_id", "url", "warc_file", "warc_offset", "record_id", "fetch_time", "cluster_id", "duplicate_of"):
                 out[name].append(r[name])
             out["cluster_size"].append(r["cluster_size"] or 1)
             out["text"].append(kept)
@@ -87,13 +98,13 @@ def dedup_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: 
         yield pa.RecordBatch.from_pydict(out, schema=schemas.DEDUPED)
 
 
-def template_spans(text: str, k: int, w: int, robust: bool, mod_p: int, boilerplate: np.ndarray,
-                   unit: str = "char") -> list[tuple[int, int]]:
+def template_spans(
+    text: str, k: int, w: int, robust: bool, mod_p: int, boilerplate: np.ndarray, unit: str = "char"
+) -> list[tuple[int, int]]:
     """A page's template text as merged character spans of the original text."""
     hashes, positions = fingerprint(text, k=k, w=w, robust=robust, mod_p=mod_p, unit=unit)
     _, offsets, ends = units(text, unit)
-    lo, hi = template_intervals(np.searchsorted(offsets, positions), is_boilerplate(hashes, boilerplate), k, w,
-                                len(offsets))
+    lo, hi = template_intervals(np.searchsorted(offsets, positions), is_boilerplate(hashes, boilerplate), k, w, len(offsets))
     return merge_spans(original_spans(offsets, lo, hi, ends), len(text))
 
 
@@ -102,42 +113,63 @@ def run(ctx: StageContext) -> dict:
     d = cfg.dedup
     k = cfg.winnow.k
     min_passage = d.min_passage or cfg.winnow.t
-    docs = (read_table(spark, out, "documents").filter(F.col("status") == "ok")
-            .select("doc_id", "url", "warc_file", "warc_offset", "record_id", "fetch_time", "text",
-                    *{c for _, c in SOURCE_BASES}))
+    docs = (
+        read_table(spark, out, "documents")
+        .filter(F.col("status") == "ok")
+        .select("doc_id", "url", "warc_file", "warc_offset", "record_id", "fetch_time", "text", *{c for _, c in SOURCE_BASES})
+    )
     clusters = read_table(spark, out, "clusters").select("doc_id", "cluster_id", "cluster_size", "source_doc")
-    duplicate_of = (F.when(F.col("source_doc") != F.col("doc_id"), F.col("source_doc")) if d.drop_near_duplicates
-                    else F.lit(None).cast("long"))
-    placed = (docs.join(clusters, "doc_id", "left").withColumn("duplicate_of", duplicate_of)
-              .withColumn("host", url_host(F.col("url"))))
+    duplicate_of = (
+        F.when(F.col("source_doc") != F.col("doc_id"), F.col("source_doc"))
+        if d.drop_near_duplicates
+        else F.lit(None).cast("long")
+    )
+    placed = (
+        docs.join(clusters, "doc_id", "left").withColumn("duplicate_of", duplicate_of).withColumn("host", url_host(F.col("url")))
+    )
     # One order of the whole crawl, so a passage always stays somewhere: the clusters' (Last-Modified,
     # WARC-Date, Date, a missing or malformed time last), then crawl order. On pages with the same
     # kinds of time it is the pairs' source; a pairwise choice could make each of three pages
     # another's copy.
     never = F.lit(2**62).cast("long")
-    earliest = F.struct(*(F.coalesce(F.unix_micros(F.col(c).try_cast("timestamp")), never) for _, c in SOURCE_BASES),
-                        "warc_file", "warc_offset", "doc_id")
+    earliest = F.struct(
+        *(F.coalesce(F.unix_micros(F.col(c).try_cast("timestamp")), never) for _, c in SOURCE_BASES),
+        "warc_file",
+        "warc_offset",
+        "doc_id",
+    )
     coords = placed.select("doc_id", earliest.alias("order"), F.col("duplicate_of").isNull().alias("kept"))
 
     def side(x: str):
         return coords.select(*(F.col(c).alias(f"{c}_{x}") for c in ("doc_id", "order", "kept")))
 
-    passages = (read_table(spark, out, "passages").filter(F.col("length") >= min_passage)
-                .join(side("a"), F.col("doc_a") == F.col("doc_id_a")).join(side("b"), F.col("doc_b") == F.col("doc_id_b"))
-                .withColumn("copy_is_b", F.col("order_a") < F.col("order_b")))
-    pick = (lambda b, a: F.when(F.col("copy_is_b"), F.col(b)).otherwise(F.col(a)))
-    cuts = (passages.select(pick("doc_b", "doc_a").alias("doc_id"), pick("start_b", "start_a").alias("start"),
-                            pick("end_b", "end_a").alias("end"), pick("content_chars_b", "content_chars_a").alias("content"),
-                            pick("doc_a", "doc_b").alias("source"), pick("kept_a", "kept_b").alias("source_kept"))
-            .filter((F.col("content") >= k) & F.col("source_kept"))
-            .groupBy("doc_id").agg(F.collect_list(F.struct("start", "end", "source")).alias("cuts")))
+    passages = (
+        read_table(spark, out, "passages")
+        .filter(F.col("length") >= min_passage)
+        .join(side("a"), F.col("doc_a") == F.col("doc_id_a"))
+        .join(side("b"), F.col("doc_b") == F.col("doc_id_b"))
+        .withColumn("copy_is_b", F.col("order_a") < F.col("order_b"))
+    )
+    pick = lambda b, a: F.when(F.col("copy_is_b"), F.col(b)).otherwise(F.col(a))
+    cuts = (
+        passages.select(
+            pick("doc_b", "doc_a").alias("doc_id"),
+            pick("start_b", "start_a").alias("start"),
+            pick("end_b", "end_a").alias("end"),
+            pick("content_chars_b", "content_chars_a").alias("content"),
+            pick("doc_a", "doc_b").alias("source"),
+            pick("kept_a", "kept_b").alias("source_kept"),
+        )
+        .filter((F.col("content") >= k) & F.col("source_kept"))
+        .groupBy("doc_id")
+        .agg(F.collect_list(F.struct("start", "end", "source")).alias("cuts"))
+    )
     first_of_host = F.row_number().over(Window.partitionBy("host").orderBy("warc_file", "warc_offset", "doc_id"))
     kept_docs = placed.filter(F.col("duplicate_of").isNull() & F.col("host").isNotNull())
     keepers = kept_docs.withColumn("_n", first_of_host).filter(F.col("_n") == 1).select("doc_id", F.lit(True).alias("_keeps"))
     # a page without a host is the first of its own
     strip = F.lit(d.strip_template) & F.col("host").isNotNull() & F.col("_keeps").isNull()
-    rows = (placed.join(cuts, "doc_id", "left").join(keepers, "doc_id", "left").withColumn("strip", strip)
-            .select(*_IN))
+    rows = placed.join(cuts, "doc_id", "left").join(keepers, "doc_id", "left").withColumn("strip", strip).select(*_IN)
 
     boilerplate = np.zeros(0, np.int64)
     if d.strip_template:
@@ -154,24 +186,46 @@ def run(ctx: StageContext) -> dict:
     write_table(table, out, "deduped", cfg, "dedup", meta)
     written = read_table(spark, out, "deduped")
     dolma = written.filter(F.col("dropped_reason").isNull()).select(
-        F.col("doc_id").cast("string").alias("id"), "text", F.lit("webwinnow").alias("source"),
+        F.col("doc_id").cast("string").alias("id"),
+        "text",
+        F.lit("webwinnow").alias("source"),
         F.col("fetch_time").alias("created"),
-        F.struct("url", "warc_file", "warc_offset", F.col("record_id").alias("warc_record_id"), "cluster_id",
-                 "cluster_size", "original_chars", "removed_chars", "kept_chars", "copied_from").alias("metadata"))
+        F.struct(
+            "url",
+            "warc_file",
+            "warc_offset",
+            F.col("record_id").alias("warc_record_id"),
+            "cluster_id",
+            "cluster_size",
+            "original_chars",
+            "removed_chars",
+            "kept_chars",
+            "copied_from",
+        ).alias("metadata"),
+    )
     write_table(dolma, out, "deduped_jsonl", cfg, "dedup", meta, fmt="json")
     row = written.agg(
         F.count(F.lit(1)).alias("documents"),
         F.sum(F.col("dropped_reason").isNull().cast("long")).alias("kept"),
         F.sum((F.col("dropped_reason") == "near_duplicate").cast("long")).alias("near_duplicates"),
         F.sum((F.col("dropped_reason") == "emptied").cast("long")).alias("emptied"),
-        F.sum("original_chars").alias("original_chars"), F.sum("removed_chars").alias("removed_chars"),
+        F.sum("original_chars").alias("original_chars"),
+        F.sum("removed_chars").alias("removed_chars"),
         F.sum("template_chars").alias("template_chars"),
         F.sum(F.when(F.col("dropped_reason").isNull(), F.col("removed_chars") - F.col("template_chars"))).alias("copied"),
         F.sum(F.when(F.col("dropped_reason").isNull() & (F.size("copied_from") > 0), 1)).alias("trimmed"),
     ).first()
     assert row is not None  # an aggregation has one row
-    return {"documents": row["documents"], "kept": row["kept"] or 0, "near_duplicates": row["near_duplicates"] or 0,
-            "emptied": row["emptied"] or 0, "original_chars": row["original_chars"] or 0,
-            "removed_chars": row["removed_chars"] or 0, "copied_chars_removed": row["copied"] or 0,
-            "template_chars_removed": row["template_chars"] or 0, "trimmed_documents": row["trimmed"] or 0,
-            "min_passage": min_passage, "strip_template": d.strip_template}
+    return {
+        "documents": row["documents"],
+        "kept": row["kept"] or 0,
+        "near_duplicates": row["near_duplicates"] or 0,
+        "emptied": row["emptied"] or 0,
+        "original_chars": row["original_chars"] or 0,
+        "removed_chars": row["removed_chars"] or 0,
+        "copied_chars_removed": row["copied"] or 0,
+        "template_chars_removed": row["template_chars"] or 0,
+        "trimmed_documents": row["trimmed"] or 0,
+        "min_passage": min_passage,
+        "strip_template": d.strip_template,
+    }

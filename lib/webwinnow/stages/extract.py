@@ -56,8 +56,11 @@ def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, p
             maybe_fail("extract", inject)
             for paths, sizes in zip(batch.column("paths").to_pylist(), batch.column("sizes").to_pylist()):
                 for path, size in zip(paths, sizes):
-                    rows = (item_rows(path, extract_cfg.text_column, extract_cfg.id_column, extract_cfg.max_decoded_bytes)
-                            if is_item_file(path) and not is_crawl_file(path) else file_rows(path, extract_cfg, code))
+                    rows = (
+                        item_rows(path, extract_cfg.text_column, extract_cfg.id_column, extract_cfg.max_decoded_bytes)
+                        if is_item_file(path) and not is_crawl_file(path)
+                        else file_rows(path, extract_cfg, code)
+                    )
                     yield from rows_to_batches(_counted(rows, size, bytes_acc, records_acc))
 
     return task_list(spark, groups).mapInArrow(read_groups, spark_schema(schemas.EXTRACT_ROWS)), len(groups)

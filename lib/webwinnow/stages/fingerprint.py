@@ -34,8 +34,9 @@ class FingerprintResult:
         return self.fingerprints / self.kgrams if self.kgrams else 0.0
 
 
-def fingerprint_arrow(batch: pa.RecordBatch, k: int, w: int, robust: bool, mod_p: int, unit: str = "char",
-                      lexer: str = "c") -> pa.RecordBatch:
+def fingerprint_arrow(
+    batch: pa.RecordBatch, k: int, w: int, robust: bool, mod_p: int, unit: str = "char", lexer: str = "c"
+) -> pa.RecordBatch:
     """FINGERPRINT_ROWS for a batch of (doc_id, text): fingerprints, then one stats row per doc."""
     ids = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     fp = fingerprint_batch(batch.column(1), k, w, robust, mod_p=mod_p, unit=unit, lexer=lexer)
@@ -84,11 +85,15 @@ def run(ctx: StageContext) -> dict:
 
 
 def summarize(spark: SparkSession, out: str) -> FingerprintResult:
-    row = read_table(spark, out, "doc_stats").agg(
-        F.count("*").alias("docs"),
-        F.sum("fingerprints").alias("fps"),
-        F.sum("kgrams").alias("kgrams"),
-        F.sum("norm_chars").alias("norm"),
-    ).first()
+    row = (
+        read_table(spark, out, "doc_stats")
+        .agg(
+            F.count("*").alias("docs"),
+            F.sum("fingerprints").alias("fps"),
+            F.sum("kgrams").alias("kgrams"),
+            F.sum("norm_chars").alias("norm"),
+        )
+        .first()
+    )
     assert row is not None  # an aggregation has one row
     return FingerprintResult(row["docs"], row["fps"] or 0, row["kgrams"] or 0, row["norm"] or 0)

@@ -27,8 +27,16 @@ from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema, 
 #: fingerprints or the texts, then stays where it is.
 BROADCAST_ROWS = 2_000_000
 
-COUNTED = pa.schema([("hash", pa.int64()), pa.field("docs", pa.int64(), nullable=False), ("occurrences", pa.int64()),
-                     pa.field("hosts", pa.int64(), nullable=False), ("doc_id", pa.int64()), ("pos", pa.int32())])
+COUNTED = pa.schema(
+    [
+        ("hash", pa.int64()),
+        pa.field("docs", pa.int64(), nullable=False),
+        ("occurrences", pa.int64()),
+        pa.field("hosts", pa.int64(), nullable=False),
+        ("doc_id", pa.int64()),
+        ("pos", pa.int32()),
+    ]
+)
 
 #: HASH_FREQ as the stage writes it: the counts are never null.
 WRITTEN = pa.schema([f.with_nullable(False) if f.name in ("docs", "hosts") else f for f in schemas.HASH_FREQ])
@@ -37,9 +45,7 @@ WRITTEN = pa.schema([f.with_nullable(False) if f.name in ("docs", "hosts") else 
 def doc_hosts(spark: SparkSession, out: str):
     """(doc_id, host) of ok documents; host lower-cased, null when the URL has none."""
     return (
-        read_table(spark, out, "documents")
-        .filter(F.col("status") == "ok")
-        .select("doc_id", url_host(F.col("url")).alias("host"))
+        read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", url_host(F.col("url")).alias("host"))
     )
 
 
@@ -47,11 +53,17 @@ def counted_arrow(batches):
     """COUNTED rows for (hash, doc_id, pos)-sorted batches of (hash, doc_id, pos, host_id)."""
     for chunk in sorted_chunks(batches, ["hash"]):
         host = chunk.column("host_id")
-        c = hash_counts(chunk.column("hash").to_numpy(), chunk.column("doc_id").to_numpy(),
-                        chunk.column("pos").to_numpy(), host.fill_null(0).to_numpy(),
-                        host.is_valid().to_numpy(zero_copy_only=False))
-        yield pa.RecordBatch.from_arrays([pa.array(c.hash), pa.array(c.docs), pa.array(c.occurrences),
-                                          pa.array(c.hosts), pa.array(c.doc_id), pa.array(c.pos)], schema=COUNTED)
+        c = hash_counts(
+            chunk.column("hash").to_numpy(),
+            chunk.column("doc_id").to_numpy(),
+            chunk.column("pos").to_numpy(),
+            host.fill_null(0).to_numpy(),
+            host.is_valid().to_numpy(zero_copy_only=False),
+        )
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(c.hash), pa.array(c.docs), pa.array(c.occurrences), pa.array(c.hosts), pa.array(c.doc_id), pa.array(c.pos)],
+            schema=COUNTED,
+        )
 
 
 def snippet_arrow(batches, chars: int):
@@ -65,11 +77,21 @@ def snippet_arrow(batches, chars: int):
         offsets = offsets - offsets[0]
         values = requests.flatten()
         pos = values.field("pos").to_numpy(zero_copy_only=False)
-        snippets = [texts[row][p:p + chars] for row in range(batch.num_rows) for p in pos[offsets[row]:offsets[row + 1]].tolist()]
+        snippets = [
+            texts[row][p : p + chars] for row in range(batch.num_rows) for p in pos[offsets[row] : offsets[row + 1]].tolist()
+        ]
         doc_ids = np.repeat(batch.column("doc_id").to_numpy(zero_copy_only=False), np.diff(offsets))
         yield pa.RecordBatch.from_arrays(
-            [values.field("hash"), values.field("docs"), values.field("occurrences"), values.field("hosts"),
-             pa.array(doc_ids), pa.array(snippets, pa.string())], schema=WRITTEN)
+            [
+                values.field("hash"),
+                values.field("docs"),
+                values.field("occurrences"),
+                values.field("hosts"),
+                pa.array(doc_ids),
+                pa.array(snippets, pa.string()),
+            ],
+            schema=WRITTEN,
+        )
 
 
 def run(ctx: StageContext) -> dict:
@@ -81,16 +103,19 @@ def run(ctx: StageContext) -> dict:
     fp = read_table(spark, out, "fingerprints").join(hosts, "doc_id", "left")
     counted = (
         fp.select("hash", "doc_id", "pos", "host_id")
-        .repartition("hash").sortWithinPartitions("hash", "doc_id", "pos")
+        .repartition("hash")
+        .sortWithinPartitions("hash", "doc_id", "pos")
         .mapInArrow(counted_arrow, spark_schema(COUNTED))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     try:
         with arrow_batch_rows(spark):  # fingerprint-sized rows; the texts below keep the default
             fof = [(r["docs"], r["hashes"]) for r in counted.groupBy("docs").agg(F.count(F.lit(1)).alias("hashes")).collect()]
-        requests = (counted.filter(F.col("docs") >= 2)
-                    .groupBy("doc_id").agg(F.collect_list(F.struct("hash", "docs", "occurrences", "hosts", "pos"))
-                                           .alias("requests")))
+        requests = (
+            counted.filter(F.col("docs") >= 2)
+            .groupBy("doc_id")
+            .agg(F.collect_list(F.struct("hash", "docs", "occurrences", "hosts", "pos")).alias("requests"))
+        )
         if sum(n for d, n in fof if d >= 2) <= BROADCAST_ROWS:
             requests = F.broadcast(requests)
         texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")

@@ -49,16 +49,27 @@ from .candidates import boilerplate_hashes
 from .hash_freq import BROADCAST_ROWS
 
 #: One row per (pair, side): the window of that side's text, and for side a its fingerprints.
-WINDOWS = pa.schema([
-    ("doc_a", pa.int64()), ("doc_b", pa.int64()), ("side", pa.int32()), ("start", pa.int64()), ("open", pa.int32()),
-    ("text", pa.string()), ("fp_pos", pa.list_(pa.int64())), ("fp_boilerplate", pa.list_(pa.bool_())),
-    # the window's template text: intervals of its normalized indices (webwinnow.analysis.template)
-    ("tpl_lo", pa.list_(pa.int64())), ("tpl_hi", pa.list_(pa.int64())),
-    # code: the window's tokens (codes, ranges from the window's start), lexed once per page here
-    # rather than once per pair and side by the span kernel (Pygments lexes about 1 MB/s). They are
-    # most of what a code pair moves, so the ranges are 32-bit: a window is a slice of one page.
-    ("tok_code", pa.list_(pa.int64())), ("tok_start", pa.list_(pa.int32())), ("tok_end", pa.list_(pa.int32())),
-])
+WINDOWS = pa.schema(
+    [
+        ("doc_a", pa.int64()),
+        ("doc_b", pa.int64()),
+        ("side", pa.int32()),
+        ("start", pa.int64()),
+        ("open", pa.int32()),
+        ("text", pa.string()),
+        ("fp_pos", pa.list_(pa.int64())),
+        ("fp_boilerplate", pa.list_(pa.bool_())),
+        # the window's template text: intervals of its normalized indices (webwinnow.analysis.template)
+        ("tpl_lo", pa.list_(pa.int64())),
+        ("tpl_hi", pa.list_(pa.int64())),
+        # code: the window's tokens (codes, ranges from the window's start), lexed once per page here
+        # rather than once per pair and side by the span kernel (Pygments lexes about 1 MB/s). They are
+        # most of what a code pair moves, so the ranges are 32-bit: a window is a slice of one page.
+        ("tok_code", pa.list_(pa.int64())),
+        ("tok_start", pa.list_(pa.int32())),
+        ("tok_end", pa.list_(pa.int32())),
+    ]
+)
 #: Window text per output batch of the window pass. Memory, not speed: a batch is copied on its
 #: way to the JVM, and its rows wait in the shuffle.
 WINDOW_BATCH_BYTES = 32 << 20
@@ -72,8 +83,13 @@ PAIR_CHUNK_ROWS = 3000
 UNION = ("copied_chars_a", "content_chars_a", "copied_chars_b", "content_chars_b")
 #: PASSAGES rows, plus one `redo` row (and no passages) for a pair its windows could not settle.
 #: The pair's source side is joined from the pairs table afterwards, not grown.
-GROWN = pa.schema([*(f for f in schemas.PASSAGES if f.name not in ("source", "source_basis")), pa.field("redo", pa.bool_()),
-                   *((f"pair_{name}", pa.int64()) for name in UNION)])
+GROWN = pa.schema(
+    [
+        *(f for f in schemas.PASSAGES if f.name not in ("source", "source_basis")),
+        pa.field("redo", pa.bool_()),
+        *((f"pair_{name}", pa.int64()) for name in UNION),
+    ]
+)
 
 
 def margin(cfg: RunConfig) -> int:
@@ -120,35 +136,50 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
     offsets = offsets - offsets[0]
     values = requests.flatten()
     fields = {name: values.field(name).to_numpy(zero_copy_only=False) for name in ("doc_a", "doc_b", "side", "lo", "hi")}
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in ("byte_lo", "byte_hi", "start", "open", "fp_len", "fp_pos",
-                                                                "fp_flag", "tpl_len", "tpl_lo", "tpl_hi", "tok_len",
-                                                                "tok_code", "tok_start", "tok_end")}
+    parts: dict[str, list[np.ndarray]] = {
+        name: []
+        for name in (
+            "byte_lo",
+            "byte_hi",
+            "start",
+            "open",
+            "fp_len",
+            "fp_pos",
+            "fp_flag",
+            "tpl_len",
+            "tpl_lo",
+            "tpl_hi",
+            "tok_len",
+            "tok_code",
+            "tok_start",
+            "tok_end",
+        )
+    }
     first_request = held = 0
     for row in range(batch.num_rows):
         lo, hi = offsets[row], offsets[row + 1]
-        doc = data[text_starts[row]:text_ends[row]]
+        doc = data[text_starts[row] : text_ends[row]]
         norm_offsets, norm_ends, codes = _doc_units(doc, w.unit, w.lexer, fold, expand)
         char_bytes = _char_bytes(doc)
         # Code windows are cut at token boundaries like words: they carry the tokens the page's
         # lexing made, so a window need not lex alone as its text does (whole <pre> blocks, sent
         # per pair, made a 12 GB shuffle on the docs corpus).
-        start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg),
-                                          norm_ends)
+        start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg), norm_ends)
         parts["byte_lo"].append(text_starts[row] + (char_bytes[start] if char_bytes is not None else start))
         parts["byte_hi"].append(text_starts[row] + (char_bytes[end] if char_bytes is not None else end))
         parts["start"].append(start)
         parts["open"].append(opened)
         # the a-side windows' fingerprints, gathered for all of this document's windows at once
         side_a = fields["side"][lo:hi] == 0
-        positions = fp.positions[fp_bounds[row]:fp_bounds[row + 1]].astype(np.int64)
+        positions = fp.positions[fp_bounds[row] : fp_bounds[row + 1]].astype(np.int64)
         first = np.searchsorted(positions, start, side="left")
         lengths = np.where(side_a, np.searchsorted(positions, end, side="left") - first, 0)
         index = np.repeat(first - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
         parts["fp_len"].append(lengths)
         parts["fp_pos"].append(positions[index])
-        parts["fp_flag"].append(fp_flags_all[fp_bounds[row]:fp_bounds[row + 1]][index])
+        parts["fp_flag"].append(fp_flags_all[fp_bounds[row] : fp_bounds[row + 1]][index])
         # the document's template text, clipped to each of its windows (both sides)
-        flags = fp_flags_all[fp_bounds[row]:fp_bounds[row + 1]]
+        flags = fp_flags_all[fp_bounds[row] : fp_bounds[row + 1]]
         norm_positions = np.searchsorted(norm_offsets, positions)
         t_lo, t_hi = template_intervals(norm_positions, flags, w.k, w.w, len(norm_offsets))
         win_lo = np.searchsorted(norm_offsets, start)
@@ -171,8 +202,9 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
             first_request, held = hi, 0
 
 
-def _doc_units(doc: np.ndarray, unit: str, lexer: str, fold: np.ndarray, expand: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+def _doc_units(
+    doc: np.ndarray, unit: str, lexer: str, fold: np.ndarray, expand: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """The starts of a UTF-8 text's units, their ends (None for characters: start + 1) and, for
     code, the tokens' codes."""
     if unit == "code":
@@ -197,7 +229,7 @@ def _char_bytes(doc: np.ndarray) -> np.ndarray | None:
 
 
 def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: dict[str, np.ndarray]) -> pa.RecordBatch:
-    cat = (lambda name, dtype: np.concatenate(parts[name]).astype(dtype) if parts[name] else np.empty(0, dtype))
+    cat = lambda name, dtype: np.concatenate(parts[name]).astype(dtype) if parts[name] else np.empty(0, dtype)
     byte_lo, byte_hi = cat("byte_lo", np.int64), cat("byte_hi", np.int64)
     sizes = byte_hi - byte_lo
     text_offsets = np.concatenate([[0], np.cumsum(sizes)])
@@ -207,15 +239,24 @@ def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: 
     tpl_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tpl_len", np.int64))]).astype(np.int32))
     tok_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tok_len", np.int64))]).astype(np.int32))
     return pa.RecordBatch.from_arrays(
-        [pa.array(fields["doc_a"]), pa.array(fields["doc_b"]), pa.array(fields["side"].astype(np.int32)),
-         pa.array(cat("start", np.int64)), pa.array(cat("open", np.int32)), texts,
-         pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_pos", np.int64))),
-         pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_flag", bool))),
-         pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_lo", np.int64))),
-         pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_hi", np.int64))),
-         *(pa.ListArray.from_arrays(tok_offsets, pa.array(cat(name, dtype)))
-           for name, dtype in (("tok_code", np.int64), ("tok_start", np.int32), ("tok_end", np.int32)))],
-        schema=WINDOWS)
+        [
+            pa.array(fields["doc_a"]),
+            pa.array(fields["doc_b"]),
+            pa.array(fields["side"].astype(np.int32)),
+            pa.array(cat("start", np.int64)),
+            pa.array(cat("open", np.int32)),
+            texts,
+            pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_pos", np.int64))),
+            pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_flag", bool))),
+            pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_lo", np.int64))),
+            pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_hi", np.int64))),
+            *(
+                pa.ListArray.from_arrays(tok_offsets, pa.array(cat(name, dtype)))
+                for name, dtype in (("tok_code", np.int64), ("tok_start", np.int32), ("tok_end", np.int32))
+            ),
+        ],
+        schema=WINDOWS,
+    )
 
 
 def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
@@ -226,8 +267,14 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     doc_a, doc_b = table.column("doc_a").to_numpy(), table.column("doc_b").to_numpy()
     side = table.column("side").to_numpy()
     r = np.flatnonzero(side[:-2] == 0) if table.num_rows >= 3 else np.empty(0, np.int64)
-    r = r[(side[r + 1] == 1) & (side[r + 2] == 2) & (doc_a[r + 2] == doc_a[r]) & (doc_b[r + 2] == doc_b[r])
-          & (doc_a[r + 1] == doc_a[r]) & (doc_b[r + 1] == doc_b[r])]
+    r = r[
+        (side[r + 1] == 1)
+        & (side[r + 2] == 2)
+        & (doc_a[r + 2] == doc_a[r])
+        & (doc_b[r + 2] == doc_b[r])
+        & (doc_a[r + 1] == doc_a[r])
+        & (doc_b[r + 1] == doc_b[r])
+    ]
     ra, rb, rs = pa.array(r), pa.array(r + 1), pa.array(r + 2)
     seeds = table.column("seeds").chunk(0).take(rs)
     flat = seeds.flatten()
@@ -241,17 +288,29 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     def tokens(rows):
         lists = [table.column(name).chunk(0).take(rows) for name in ("tok_code", "tok_start", "tok_end")]
         return (_offsets(lists[0]), *(x.flatten().to_numpy(zero_copy_only=False) for x in lists))
+
     found = batch_passages(
-        table.column("text").chunk(0).take(ra), table.column("text").chunk(0).take(rb),
-        table.column("start").chunk(0).take(ra).to_numpy(), table.column("start").chunk(0).take(rb).to_numpy(),
-        table.column("open").chunk(0).take(ra).to_numpy(), table.column("open").chunk(0).take(rb).to_numpy(),
-        _offsets(seeds), flat.field("pos_a").to_numpy(zero_copy_only=False),
+        table.column("text").chunk(0).take(ra),
+        table.column("text").chunk(0).take(rb),
+        table.column("start").chunk(0).take(ra).to_numpy(),
+        table.column("start").chunk(0).take(rb).to_numpy(),
+        table.column("open").chunk(0).take(ra).to_numpy(),
+        table.column("open").chunk(0).take(rb).to_numpy(),
+        _offsets(seeds),
+        flat.field("pos_a").to_numpy(zero_copy_only=False),
         flat.field("pos_b").to_numpy(zero_copy_only=False),
-        _offsets(fp), fp.flatten().to_numpy(zero_copy_only=False),
+        _offsets(fp),
+        fp.flatten().to_numpy(zero_copy_only=False),
         table.column("fp_boilerplate").chunk(0).take(ra).flatten().to_numpy(zero_copy_only=False),
-        cfg.winnow.k, template_a=template(ra), template_b=template(rb), max_spans=cfg.passages.max_spans,
-        max_chars=cfg.passages.max_compared, unit=cfg.winnow.unit, lexer=cfg.winnow.lexer,
-        **({"tokens_a": tokens(ra), "tokens_b": tokens(rb)} if cfg.winnow.unit == "code" else {}))
+        cfg.winnow.k,
+        template_a=template(ra),
+        template_b=template(rb),
+        max_spans=cfg.passages.max_spans,
+        max_chars=cfg.passages.max_compared,
+        unit=cfg.winnow.unit,
+        lexer=cfg.winnow.lexer,
+        **({"tokens_a": tokens(ra), "tokens_b": tokens(rb)} if cfg.winnow.unit == "code" else {}),
+    )
     pairs_a, pairs_b = doc_a[r], doc_b[r]
     redo = np.flatnonzero(found.truncated)
     n_redo = len(redo)
@@ -264,11 +323,17 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     }
     for i, name in enumerate(UNION):
         columns[f"pair_{name}"] = np.concatenate([found.union[found.pair, i], np.zeros(n_redo, np.int64)])
-    for name, field in (("start_a", "start_a"), ("end_a", "end_a"), ("start_b", "start_b"), ("end_b", "end_b"),
-                        ("length", "length"), ("content_chars_a", "content_a"), ("content_chars_b", "content_b")):
+    for name, field in (
+        ("start_a", "start_a"),
+        ("end_a", "end_a"),
+        ("start_b", "start_b"),
+        ("end_b", "end_b"),
+        ("length", "length"),
+        ("content_chars_a", "content_a"),
+        ("content_chars_b", "content_b"),
+    ):
         columns[name] = np.concatenate([getattr(found, field), np.zeros(n_redo, np.int64)])
-    return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type, from_pandas=True) for f in GROWN],
-                                      schema=GROWN)
+    return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type, from_pandas=True) for f in GROWN], schema=GROWN)
 
 
 def _offsets(lists: pa.ListArray) -> np.ndarray:
@@ -301,27 +366,59 @@ def run(ctx: StageContext) -> dict:
         if whole:
             bounds = [F.lit(0).cast("long"), F.lit(2**62).cast("long")] * 2
         else:
-            bounds = [F.expr(f"array_{f}(transform(seeds, s -> s.pos_{x}))").cast("long")
-                      for x in ("a", "b") for f in ("min", "max")]
-        ends = seeds.select("doc_a", "doc_b", *(b.alias(n) for b, n in zip(bounds, ("lo_a", "hi_a", "lo_b", "hi_b"), strict=True)))
-        sides = [ends.select(F.col(doc).alias("doc_id"), "doc_a", "doc_b", F.lit(side).alias("side"),
-                             F.col(f"lo_{x}").alias("lo"), F.col(f"hi_{x}").alias("hi"))
-                 for side, doc, x in ((0, "doc_a", "a"), (1, "doc_b", "b"))]
-        requests = (sides[0].unionByName(sides[1]).groupBy("doc_id")
-                    .agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests")))
+            bounds = [
+                F.expr(f"array_{f}(transform(seeds, s -> s.pos_{x}))").cast("long") for x in ("a", "b") for f in ("min", "max")
+            ]
+        ends = seeds.select(
+            "doc_a", "doc_b", *(b.alias(n) for b, n in zip(bounds, ("lo_a", "hi_a", "lo_b", "hi_b"), strict=True))
+        )
+        sides = [
+            ends.select(
+                F.col(doc).alias("doc_id"),
+                "doc_a",
+                "doc_b",
+                F.lit(side).alias("side"),
+                F.col(f"lo_{x}").alias("lo"),
+                F.col(f"hi_{x}").alias("hi"),
+            )
+            for side, doc, x in ((0, "doc_a", "a"), (1, "doc_b", "b"))
+        ]
+        requests = (
+            sides[0]
+            .unionByName(sides[1])
+            .groupBy("doc_id")
+            .agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
+        )
         if 2 * pairs <= BROADCAST_ROWS:
             requests = F.broadcast(requests)  # the texts are then read where they are, never shuffled
         windows = requests.join(texts, "doc_id").mapInArrow(windows_of, window_types)
         # One shuffle brings each pair's two windows and its seeds together (sides 0, 1, 2).
-        seed_rows = seeds.select("doc_a", "doc_b", F.lit(2).alias("side"),
-                                 *(F.lit(None).cast(window_types[name].dataType).alias(name)
-                                   for name in ("start", "open", "text", "fp_pos", "fp_boilerplate", "tpl_lo", "tpl_hi",
-                                                "tok_code", "tok_start", "tok_end")),
-                                 "seeds")
+        seed_rows = seeds.select(
+            "doc_a",
+            "doc_b",
+            F.lit(2).alias("side"),
+            *(
+                F.lit(None).cast(window_types[name].dataType).alias(name)
+                for name in (
+                    "start",
+                    "open",
+                    "text",
+                    "fp_pos",
+                    "fp_boilerplate",
+                    "tpl_lo",
+                    "tpl_hi",
+                    "tok_code",
+                    "tok_start",
+                    "tok_end",
+                )
+            ),
+            "seeds",
+        )
         return (
             windows.withColumn("seeds", F.lit(None).cast(seed_type))
             .unionByName(seed_rows)
-            .repartition("doc_a", "doc_b").sortWithinPartitions("doc_a", "doc_b", "side")
+            .repartition("doc_a", "doc_b")
+            .sortWithinPartitions("doc_a", "doc_b", "side")
             .mapInArrow(grow, spark_schema(GROWN))
         )
 
@@ -344,29 +441,47 @@ def run(ctx: StageContext) -> dict:
         content = F.col("longest_content") >= min_content(cfg)
         write_table(judged.filter(content).select(*schemas.PAIRS.names), out, "pairs", cfg, "passages")
         reason = F.when(F.col("passages") == 0, F.lit("no_passage")).otherwise(F.lit("template"))
-        write_table(judged.filter(~content).withColumn("reason", reason).select(*schemas.TEMPLATE_PAIRS.names),
-                    out, "template_pairs", cfg, "passages")
+        write_table(
+            judged.filter(~content).withColumn("reason", reason).select(*schemas.TEMPLATE_PAIRS.names),
+            out,
+            "template_pairs",
+            cfg,
+            "passages",
+        )
         sides = read_table(spark, out, "pairs").select("doc_a", "doc_b", "source", "source_basis")
         write_table(found.join(sides, ["doc_a", "doc_b"]).select(*schemas.PASSAGES.names), out, "passages", cfg, "passages")
         dropped = found.join(sides, ["doc_a", "doc_b"], "left_anti").count()
     finally:
         for frame in reversed(held):
             frame.unpersist()
-    row = read_table(spark, out, "passages").agg(
-        F.count(F.lit(1)).alias("passages"),
-        F.sum(F.col("capped").cast("int")).alias("capped"),
-        F.sum("length").alias("chars"),
-        F.sum(F.least("content_chars_a", "content_chars_b")).alias("content"),
-        F.sum((F.col("boilerplate") >= 0.5).cast("int")).alias("boilerplate"),
-    ).first()
+    row = (
+        read_table(spark, out, "passages")
+        .agg(
+            F.count(F.lit(1)).alias("passages"),
+            F.sum(F.col("capped").cast("int")).alias("capped"),
+            F.sum("length").alias("chars"),
+            F.sum(F.least("content_chars_a", "content_chars_b")).alias("content"),
+            F.sum((F.col("boilerplate") >= 0.5).cast("int")).alias("boilerplate"),
+        )
+        .first()
+    )
     assert row is not None  # an aggregation has one row
     reasons = {r["reason"]: r["count"] for r in read_table(spark, out, "template_pairs").groupBy("reason").count().collect()}
-    return {"passages": row["passages"], "pairs": row_count(out, "pairs"),
-            "template_pairs": sum(reasons.values()), "template_only": reasons.get("template", 0),
-            "no_passage": reasons.get("no_passage", 0), "template_passages": dropped,
-            "capped_spans": row["capped"] or 0, "normalized_chars": row["chars"] or 0,
-            "content_chars": row["content"] or 0, "boilerplate_passages": row["boilerplate"] or 0,
-            "max_df": max_df, "min_content": min_content(cfg), "pairs_grown_from_whole_texts": redone}
+    return {
+        "passages": row["passages"],
+        "pairs": row_count(out, "pairs"),
+        "template_pairs": sum(reasons.values()),
+        "template_only": reasons.get("template", 0),
+        "no_passage": reasons.get("no_passage", 0),
+        "template_passages": dropped,
+        "capped_spans": row["capped"] or 0,
+        "normalized_chars": row["chars"] or 0,
+        "content_chars": row["content"] or 0,
+        "boilerplate_passages": row["boilerplate"] or 0,
+        "max_df": max_df,
+        "min_content": min_content(cfg),
+        "pairs_grown_from_whole_texts": redone,
+    }
 
 
 def min_content(cfg: RunConfig) -> int:
@@ -378,8 +493,10 @@ def judge_pairs(spark: SparkSession, out: str, found):
     """Every candidate pair with what its passages copied (PAIRS columns): a content pair when
     longest_content >= min_content (k by default)."""
     copied = found.groupBy("doc_a", "doc_b").agg(
-        F.count(F.lit(1)).alias("passages"), *(F.max(f"pair_{name}").alias(name) for name in UNION),
-        F.max(F.least("content_chars_a", "content_chars_b")).alias("longest_content"))
+        F.count(F.lit(1)).alias("passages"),
+        *(F.max(f"pair_{name}").alias(name) for name in UNION),
+        F.max(F.least("content_chars_a", "content_chars_b")).alias("longest_content"),
+    )
     counts = ["passages", *UNION, "longest_content"]
     norm = read_documents(spark, out, "doc_stats").select("doc_id", "norm_chars")
 
@@ -387,8 +504,13 @@ def judge_pairs(spark: SparkSession, out: str, found):
         chars = F.col(f"norm_{x}")
         return F.when(chars > 0, F.col(f"content_chars_{x}") / chars)
 
-    return (read_table(spark, out, "candidate_pairs").join(copied, ["doc_a", "doc_b"], "left").fillna(0, subset=counts)
-            .join(norm.select(F.col("doc_id").alias("doc_a"), F.col("norm_chars").alias("norm_a")), "doc_a", "left")
-            .join(norm.select(F.col("doc_id").alias("doc_b"), F.col("norm_chars").alias("norm_b")), "doc_b", "left")
-            .withColumn("content_share_a", share("a")).withColumn("content_share_b", share("b"))
-            .select(*schemas.PAIRS.names))
+    return (
+        read_table(spark, out, "candidate_pairs")
+        .join(copied, ["doc_a", "doc_b"], "left")
+        .fillna(0, subset=counts)
+        .join(norm.select(F.col("doc_id").alias("doc_a"), F.col("norm_chars").alias("norm_a")), "doc_a", "left")
+        .join(norm.select(F.col("doc_id").alias("doc_b"), F.col("norm_chars").alias("norm_b")), "doc_b", "left")
+        .withColumn("content_share_a", share("a"))
+        .withColumn("content_share_b", share("b"))
+        .select(*schemas.PAIRS.names)
+    )

@@ -440,8 +440,7 @@ def _parsed(html: str | bytes, max_nesting: int, max_html_bytes: int) -> LexborH
     if len(data) > max_html_bytes:
         raise HtmlRejected(
             "html_too_large",
-            f"HTML is {len(data):,} bytes, above max_html_bytes={max_html_bytes:,}; "
-            "raise max_html_bytes to parse it anyway",
+            f"HTML is {len(data):,} bytes, above max_html_bytes={max_html_bytes:,}; raise max_html_bytes to parse it anyway",
         )
     if not data:
         return None
