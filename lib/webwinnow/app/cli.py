@@ -158,7 +158,7 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
             raise UserError(str(exc)) from None
         request = request_of(args)
         for name in request.stages[1:]:  # what the options alone refuse, before the inputs are looked at
-            stage(name).check(StageCheck(cfg, request.out, {}, fresh=True, first=False))
+            stage(name).check(StageCheck(cfg, request.out, {}, fresh=True, first=False, index=request.index))
         plan = Plan(request, cfg)
         current.append(plan)
         plan.validate()
