@@ -62,3 +62,42 @@ def test_a_text_file_is_one_item_and_a_folder_of_crawl_files_ignores_its_readme(
     (tmp_path / "a.warc.gz").write_bytes(b"")
     assert [f.path for f in list_inputs([str(tmp_path)])] == [str(tmp_path / "a.warc.gz")]
     assert [f.path for f in list_inputs([str(tmp_path / "q.txt")])] == [str(tmp_path / "q.txt")]
+
+
+def test_hostile_lines_are_ledger_rows_and_every_other_item_is_read(tmp_path):
+    """A line a reader downstream could not take as it is never takes the file down with it."""
+    from webwinnow.crawl.records import rows_to_batches
+
+    path = tmp_path / "hostile.jsonl"
+    lines = [
+        b"\xef\xbb\xbf" + json.dumps({"id": "first", "text": "after a byte order mark"}).encode(),
+        b'{"id": "s", "text": "lone \\ud800 surrogate"}',
+        b'{"id": "\\udc80", "text": "a lone surrogate in the id"}',
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"id": 1e400, "text": "an infinite id"}',
+        json.dumps({"id": "first", "text": "the same id again"}).encode(),
+        b'{"id": "latin", "text": "caf\xe9"}',
+        json.dumps({"id": "last", "text": "still read"}).encode(),
+    ]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    rows = list(item_rows(str(path), "text", "id", 1000))
+    docs, bad, (summary,) = _split(rows)
+    assert [(d["record_id"], d["text"]) for d in docs] == [("first", "after a byte order mark"), ("last", "still read")]
+    assert [(r["offset"], r["reason"]) for r in bad] == [(i, "bad_item") for i in range(1, 7)]
+    details = [r["detail"] for r in bad]
+    assert "lone surrogate (U+D800" in details[0] and "lone surrogate (U+DC80)" in details[1]
+    assert "deeper" in details[2] and "not a finite number" in details[3]
+    assert "also row 1's" in details[4] and "is not UTF-8 (byte 0xe9" in details[5]
+    assert (summary["status"], summary["records_seen"], summary["parsed"], summary["failed"]) == ("read_ok", 8, 2, 6)
+    for batch in rows_to_batches(iter(rows)):  # what the extract stage does with them: no row breaks it
+        assert batch.num_rows
+
+
+def test_a_cut_gzip_keeps_its_complete_lines(tmp_path):
+    whole = gzip.compress(b"".join(json.dumps({"id": i, "text": f"item {i} " * 50}).encode() + b"\n" for i in range(200)))
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(whole[: len(whole) * 2 // 3])
+    docs, bad, (summary,) = _split(item_rows(str(path), "text", "id", 100_000))
+    assert 0 < len(docs) < 200 and [d["record_id"] for d in docs] == [str(i) for i in range(len(docs))]
+    assert [r["reason"] for r in bad] == ["truncated_gzip_member"] and "the lines before were read" in bad[0]["detail"]
+    assert summary["status"] == "read_ok" and summary["records_seen"] == summary["parsed"] + summary["failed"]

@@ -32,6 +32,11 @@ REASONS: dict[str, tuple[str, str]] = {
     "content_length_mismatch": ("failed", "the record does not end where its Content-Length says"),
     "bad_chunk_size": ("failed", "a chunked transfer coding with a bad chunk size line"),
     "content_decoding_error": ("failed", "gzip/deflate/br content coding that does not decode (or is cut short)"),
+    "bad_item": (
+        "failed",
+        "an item file's line or row that is not an item: not JSON, not an object, no text, not UTF-8, a lone "
+        "surrogate, nested too deep, an id that is not finite or that an earlier row has (detail says which)",
+    ),
     "internal_error": ("failed", "an input nobody foresaw raised an error: please report it (detail names it)"),
     # flagged: intact but hostile or unverifiable
     "oversized_payload": ("flagged", "the stored body exceeds extract.max_body_bytes: dropped, not read"),
@@ -39,11 +44,14 @@ REASONS: dict[str, tuple[str, str]] = {
     "digest_mismatch": ("flagged", "WARC-Payload-Digest does not match the payload"),
     "html_too_large": ("flagged", "the HTML exceeds extract.max_html_bytes"),
     "html_too_deep": ("flagged", "nesting beyond extract.max_nesting and the fallback extractor failed"),
+    "item_too_large": ("flagged", "an item's text is longer than extract.max_decoded_bytes characters"),
     # files
     "unreadable": ("file", "the file could not be opened or read (detail: the OS error)"),
     "zero_bytes": ("file", "an empty file (status empty)"),
     "no_records": ("file", "no record could be found in the file"),
     "no_readable_record": ("file", "every record of the file failed"),
+    "no_items": ("file", "an item file without a line or row (status empty)"),
+    "no_readable_item": ("file", "every item of the item file failed"),
 }
 
 _HTTP = re.compile(r"http_status_([1-5][0-9][0-9])")
