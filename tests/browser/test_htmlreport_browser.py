@@ -162,3 +162,38 @@ def test_browser_screenshot(browser_report, tmp_path):
     keep = os.environ.get("WEBWINNOW_SCREENSHOT_DIR")
     if keep:
         shutil.copy(shot, Path(keep) / "pair.png")
+
+
+@pytest.mark.browser
+def test_browser_bidi_controls_and_nul_bytes_are_shown_inert(tmp_path):
+    """A URL holding U+202E would read 'exe.txt' backwards, and NUL bytes from WET text vanish:
+    the report writes both visibly, in headings, links, tables and texts."""
+    from webwinnow.htmlreport.pages import pair_file
+
+    evil = "https://evil.example/\u202etxt.exe"
+    text = "Plain words \u202edesrever\u202c and a NUL \x00 here. " + PLANTED
+    p = PairView(
+        doc_a=1,
+        doc_b=2,
+        url_a=evil,
+        url_b="http://b.example/\u2066x\u2069",
+        shared=3,
+        fp_a=4,
+        fp_b=4,
+        resemblance=0.5,
+        containment_a=0.9,
+        containment_b=0.9,
+        text_a=text,
+        text_b=text,
+        passages=((0, len(text), 0, len(text), 99),),
+    )
+    index = write_report(tmp_path / "report", stats=STATS, pairs=[p], boilerplate=[], rank_freq=RUNS, fit=FIT)
+    for page in (index, index.parent / pair_file(p)):
+        raw = page.read_text(encoding="utf-8")
+        assert not any(c in raw for c in "\u202e\u202c\u2066\u2069\x00"), page.name
+        dom = Dom(chromium(page, "--dump-dom").stdout)
+        shown = dom.text()
+        assert "https://evil.example/⟨U+202E⟩txt.exe" in shown and "⟨U+2066⟩x⟨U+2069⟩" in shown, page.name
+        hrefs = [a["href"] for a in dom.named("a") if "evil.example" in (a.get("href") or "")]
+        assert hrefs and all(h == "https://evil.example/%E2%80%AEtxt.exe" for h in hrefs), hrefs
+    assert "a NUL ⟨U+0000⟩ here" in Dom(chromium(index.parent / pair_file(p), "--dump-dom").stdout).text()

@@ -16,6 +16,8 @@ import threading
 import time
 from typing import IO, TextIO
 
+from ..text.visible import visible
+
 PREFIX = "webwinnow: "
 
 
@@ -71,6 +73,7 @@ class Console:
                     pass
 
     def _write(self, stream: TextIO, text: str) -> None:
+        text = "\n".join(visible(line) for line in text.split("\n"))  # a path or URL never reverses the terminal
         with self._lock:
             if self._bar:
                 stream.write("\r\033[K")
@@ -100,7 +103,7 @@ class Console:
     def bar(self, text: str) -> None:
         """Redraw the progress bar line (terminals only)."""
         with self._lock:
-            self.err.write("\r\033[K" + text[: _columns() - 1])
+            self.err.write("\r\033[K" + visible(text)[: _columns() - 1])
             self.err.flush()
             self._bar = True
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..text.visible import visible
 from .run import RunOutput
 
 
@@ -84,16 +85,21 @@ def side_by_side_html(passages: list[Passage], url_a: str | None, url_b: str | N
 
     def cell(text: str) -> str:
         cut = text if len(text) <= max_chars else text[:max_chars] + " …"
-        return f'<td style="vertical-align:top;white-space:pre-wrap;text-align:left">{html.escape(cut)}</td>'
+        return f'<td style="vertical-align:top;white-space:pre-wrap;text-align:left">{html.escape(visible(cut))}</td>'
 
     head = (
-        f"<tr><th>normalized chars</th><th style='text-align:left'>{html.escape(url_a or '')}</th>"
-        f"<th style='text-align:left'>{html.escape(url_b or '')}</th></tr>"
+        f"<tr><th>normalized chars</th><th style='text-align:left'>{html.escape(visible(url_a or ''))}</th>"
+        f"<th style='text-align:left'>{html.escape(visible(url_b or ''))}</th></tr>"
     )
     rows = "".join(f"<tr><td>{p.length:,}</td>{cell(p.text_a)}{cell(p.text_b)}</tr>" for p in passages)
     return f"<table>{head}{rows}</table>"
 
 
 def escaped_html(frame, **kwargs) -> str:
-    """A DataFrame as HTML with every cell escaped (crawled text never becomes markup)."""
-    return frame.to_html(escape=True, **kwargs)
+    """A DataFrame as HTML with every cell escaped (crawled text never becomes markup) and its
+    bidirectional and control characters written visibly (text.visible)."""
+    shown = frame.copy()
+    for column in shown.columns:
+        if shown[column].dtype == object:
+            shown[column] = shown[column].map(lambda v: visible(v) if isinstance(v, str) else v)
+    return shown.to_html(escape=True, **kwargs)

@@ -5,7 +5,8 @@ and touching ones merged) becomes ``<mark>`` elements, so each highlighted run o
 mark whose text content is exactly the copied characters. Passage numbers are empty anchors
 (``<a class="pn" id="a3" href="#b3" data-n="3">``) at each passage's start, inside or before
 the mark; the number itself is drawn by CSS (``::before { content: attr(data-n) }``), so it adds
-nothing to the document's text. Everything between tags is ``html.escape``d.
+nothing to the document's text. Everything between tags is ``html.escape``d, bidirectional and
+control characters written visibly (``⟨U+202E⟩``: text.visible).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from ..text.visible import visible
 from .model import merge_spans
 
 #: Texts longer than this are cut (with a visible note) on the side-by-side page.
@@ -20,8 +22,9 @@ MAX_TEXT_CHARS = 300_000
 
 
 def esc(value: object) -> str:
-    """HTML-escape anything as text, quotes included (for element content and attributes)."""
-    return html.escape(str(value), quote=True)
+    """HTML-escape anything as text, quotes included (for element content and attributes), with
+    bidirectional and control characters written visibly (text.visible)."""
+    return html.escape(visible(str(value)), quote=True)
 
 
 def render_text(

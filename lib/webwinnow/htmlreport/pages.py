@@ -8,12 +8,14 @@ when they are plain http(s) URLs (``safe_href``).
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..text.visible import href_safe
 from .highlight import MAX_TEXT_CHARS, esc, render_text
 from .model import PairView
 
@@ -89,7 +91,7 @@ def url_html(url: object) -> str:
     href = safe_href(url)
     if href is None:
         return f'<span class="rawurl">{esc(url)}</span>'
-    return f'<a href="{esc(href)}" rel="noopener noreferrer">{esc(url)}</a>'
+    return f'<a href="{html.escape(href_safe(href), quote=True)}" rel="noopener noreferrer">{esc(url)}</a>'
 
 
 def page(title: str, body: str, *, css: str = CSS) -> str:

@@ -1,0 +1,34 @@
+"""Crawled text shown to a person never reverses or hides what is around it."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+
+from webwinnow.app.console import Console
+from webwinnow.explore.copies import escaped_html, side_by_side_html
+from webwinnow.text.visible import INVISIBLE, href_safe, visible
+
+
+def test_bidi_and_control_characters_are_written_as_code_points():
+    assert visible("a\u202eb\x00c\u2066d") == "a⟨U+202E⟩b⟨U+0000⟩c⟨U+2066⟩d"
+    assert visible("tab\tline\nform\fcr\r") == "tab\tline\nform\fcr\r"  # layout stays layout
+    assert visible("日本語 naïve — ok") == "日本語 naïve — ok"
+    for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C, 0x7F, 0x85, 0x9F):
+        assert INVISIBLE.fullmatch(chr(code)), hex(code)
+    assert href_safe("https://x.example/\u202eexe") == "https://x.example/%E2%80%AEexe"
+
+
+def test_the_terminal_and_the_notebooks_show_them_visibly():
+    console = Console()
+    console._err = io.StringIO()  # type: ignore[attr-defined]
+    console.error("input /crawl/\u202etxt.warc is unreadable")
+    assert console._err.getvalue() == "webwinnow: input /crawl/⟨U+202E⟩txt.warc is unreadable\n"  # type: ignore[attr-defined]
+    frame = pd.DataFrame({"url": ["https://e.example/\u202eab"], "n": [1]})
+    assert "⟨U+202E⟩" in escaped_html(frame) and "\u202e" not in escaped_html(frame)
+    assert frame["url"][0] == "https://e.example/\u202eab"  # the data stays as it was
+    from webwinnow.explore.copies import Passage
+
+    html = side_by_side_html([Passage(5, 0, 5, 0, 5, "a\x00b", "c")], "u\u202e", None)
+    assert "⟨U+0000⟩" in html and "⟨U+202E⟩" in html
