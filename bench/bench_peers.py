@@ -24,7 +24,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PEERS = REPO / "data" / "bench" / "peers-venv"
-PINNED = ["datatrove[processing]==0.10.1", "spacy==3.8.18", "lxml_html_clean", "copydetect==0.5.0", "warcio==1.8.1"]
+PINNED = [
+    "datatrove[processing]==0.10.1",
+    "spacy==3.8.18",
+    "lxml_html_clean",
+    "faust-cchardet==3.2.0",  # datatrove's WarcReader refuses to start without it and python-magic
+    "python-magic==0.4.27",
+    "copydetect==0.5.0",
+    "warcio==1.8.1",
+]
 
 
 def peers_python() -> Path:

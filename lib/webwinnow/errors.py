@@ -1,7 +1,8 @@
 """Errors a user can act on: the command prints their message as one line and exits non-zero.
 
 Exit status: 2 a usage error or refusal, 3 too many failed input files, 4 the environment failed
-(disk full, a corrupt table file), 130 interrupted. Anything else is a bug and keeps its traceback.
+(disk full, a corrupt table file), 5 Spark died under the command (its JVM or a Python worker
+crashed or was killed), 130 interrupted. Anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class TooManyFailures(UserError):
 class EnvironmentFailure:
     """A failure of the machine or the data on disk, not of webwinnow: said in one line, exit 4."""
 
-    kind: str  # "disk_full" | "corrupt_table"
+    kind: str  # "disk_full" | "corrupt_table" | "spark_died"
     message: str
     exit_code: int = 4
 
@@ -85,4 +86,34 @@ def environment_failure(exc: BaseException, out: str) -> EnvironmentFailure | No
             "corrupt_table",
             f"{where} is corrupt (not a readable Parquet file): rerun the stage that writes its table, or the whole run",
         )
+    return None
+
+
+#: What Py4J and Spark say when the JVM is gone, or when a Python worker died under a task.
+_JVM_GONE = re.compile(
+    r"Answer from Java side is empty|Error while (?:sending|receiving)|Java gateway process exited|"
+    r"Connection refused|py4j\.protocol\.Py4JNetworkError",
+    re.I,
+)
+_WORKER_DIED = re.compile(
+    r"Python worker exited unexpectedly|crashed|Python worker .{0,40}(?:killed|died)|"
+    r"SparkException: .{0,80}(?:EOFException|Connection reset)",
+    re.I,
+)
+
+
+def spark_died(exc: BaseException) -> EnvironmentFailure | None:
+    """Whether exc says Spark died under the command: its JVM is gone, or a Python worker was
+    killed or crashed in a task (what a kill -9, the out-of-memory killer or a segfault does).
+    The message names which; the caller adds where the run stands. Exit status 5."""
+    text = ""
+    for e in _chain(exc):
+        name = type(e).__name__
+        if name == "Py4JNetworkError" or isinstance(e, (ConnectionRefusedError, ConnectionResetError, BrokenPipeError)):
+            return EnvironmentFailure("spark_died", f"Spark's JVM died ({name}: {str(e)[:120].strip()})", 5)
+        text += " " + str(e)
+    if _WORKER_DIED.search(text):
+        return EnvironmentFailure("spark_died", "a Spark Python worker died in a task (killed or crashed)", 5)
+    if _JVM_GONE.search(text):
+        return EnvironmentFailure("spark_died", "Spark's JVM died (its connection is gone)", 5)
     return None

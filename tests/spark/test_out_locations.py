@@ -84,7 +84,7 @@ def test_a_uri_out_commits_generations(sample_dir, sample_run, other_filesystem,
     capsys.readouterr()
     assert main([a for a in argv if a != "-q"] + ["--resume"]) == 0
     err = capsys.readouterr().err
-    assert "pairs: kept from the interrupted run" in err and "passages: kept" not in err
+    assert "candidates: kept from the interrupted run" in err and "passages: kept" not in err
     second = read_current(uri)
     assert second["generation"] == unfinished[0].name
     assert sorted(p.name for p in (out / "runs").iterdir()) == [second["generation"]]

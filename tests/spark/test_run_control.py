@@ -77,7 +77,7 @@ def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, 
     capsys.readouterr()
     assert main(argv + ["--resume"]) == 0
     err = capsys.readouterr().err
-    for name in ("extract", "fingerprint", "hash_freq", "pairs"):
+    for name in ("extract", "fingerprint", "hash_freq", "candidates"):
         assert f"{name}: kept from the interrupted run" in err
     assert "passages: kept" not in err
     assert not staged.exists()
@@ -91,7 +91,7 @@ def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, 
     (staged / "summary.json").unlink()
     assert main(argv + ["--resume", "--min-shared", "2"]) == 0
     err = capsys.readouterr().err
-    assert "hash_freq: kept" in err and "pairs: kept" not in err and "pairs ..." in err
+    assert "hash_freq: kept" in err and "candidates: kept" not in err and "candidates ..." in err
 
 
 def _start(argv: list[str], env: dict) -> tuple[subprocess.Popen, list[str]]:
@@ -144,6 +144,47 @@ def test_interrupt_prints_one_line_leaves_out_alone_and_resumes(tmp_path, sample
     assert "webwinnow: fingerprint: kept from the interrupted run (same inputs and settings)" in lines
     assert f"webwinnow: output: {out}" in stdout
     assert not (tmp_path / "out.incomplete").exists()
+    _same_tables(sample_run, out)
+
+
+def _children(pid: int, name: str) -> list[int]:
+    """The processes of the session `pid` leads whose command line holds name."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == pid:
+            continue
+        try:
+            if os.getsid(int(entry.name)) == pid and name in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except (OSError, ProcessLookupError):
+            continue
+    return found
+
+
+def test_a_killed_jvm_is_one_line_exit_5_and_resume_continues(tmp_path, sample_dir, sample_run):
+    """kill -9 of Spark's JVM (what the out-of-memory killer does) in the middle of a run."""
+    out = tmp_path / "out"
+    env = {**os.environ, "WEBWINNOW_PROGRESS_SECONDS": "1", "PYTHONPATH": str(REPO / "lib")}
+    argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK)]
+    proc, lines = _start(argv, env)
+    deadline = time.time() + 240
+    while not any(line.startswith("webwinnow: hash_freq ...") for line in lines):
+        assert proc.poll() is None and time.time() < deadline, lines
+        time.sleep(0.2)
+    jvms = _children(proc.pid, "java")
+    assert jvms, lines
+    for pid in jvms:
+        os.kill(pid, signal.SIGKILL)
+    status = proc.wait(timeout=120)
+    time.sleep(0.5)  # the reader thread's last lines
+    assert status == 5, lines
+    errors = [line for line in lines if "error" in line.lower() or "Traceback" in line]
+    assert len(errors) == 1 and errors[0] == lines[-1], lines
+    assert errors[0].startswith("webwinnow: error: Spark's JVM died") and "during the hash_freq stage" in errors[0]
+    assert f"{out} is unchanged" in errors[0] and f"{tmp_path / 'out.incomplete' / 'run.log'}" in errors[0]
+    assert "--resume" in errors[0]
+    assert not out.exists() and not _children(proc.pid, "pyspark")  # nothing stayed alive
+    assert main([*argv, "--resume"]) == 0
     _same_tables(sample_run, out)
 
 

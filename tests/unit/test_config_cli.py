@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tomllib
 
 import pytest
 
-from webwinnow.app.cli import _parser, main, resolve_config
+from webwinnow.app.cli import main
+from webwinnow.app.options import _parser, resolve_config
 from webwinnow.config import ExtractConfig, RunConfig, SparkConfig, WinnowConfig, load_config
 
 from paths import CONF
@@ -83,7 +85,7 @@ def test_t_sets_the_window():
         (["run", "x.warc", "--out", "o", "--k", "50", "--t", "20"], "t (the guarantee threshold) must be an integer >= k = 50"),
         (["run", "x.warc", "--out", "o", "--k", "0"], "k (the noise threshold) must be an integer >= 1"),
         (["run", "x.warc", "--out", "o", "--w", "-3"], "w (the window) must be an integer >= 1"),
-        (["extract", "does/not/exist/*.warc.gz", "--out", "o"], "names no .warc"),
+        (["extract", "does/not/exist/*.warc.gz", "--out", "o"], "names none of the crawl files"),
     ],
 )
 def test_cli_reports_bad_arguments(argv, message, capsys, tmp_path, monkeypatch):
@@ -119,3 +121,33 @@ def test_each_stage_takes_only_its_options(capsys):
         _parser().parse_args(["clusters", "--out", "o", "--max-df", "3"])
     assert "unrecognized arguments: --max-df" in capsys.readouterr().err
     assert _parser().parse_args(["clusters", "--out", "o", "--cluster-resemblance", "0.8", "--downstream"]).downstream
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["run", "x.warc", "--out", "o", "--kk", "5"],
+            "webwinnow run: error: unrecognized arguments: --kk 5 (did you mean --k?)",
+        ),
+        (["clusters", "--out", "o", "--max-df", "3"], "webwinnow clusters: error: unrecognized arguments: --max-df 3"),
+        (["run", "x.warc", "--out", "o", "--unit", "word", "--lexer", "python"], "--lexer python: a lexer tokenizes code"),
+        (["index", "x.warc", "--out", "o", "--lexer", "python"], "and this command counts chars; add --unit code"),
+        (["pairs", "--out", "o"], "the stage 'pairs' is now called 'candidates'"),
+    ],
+)
+def test_options_that_would_do_nothing_are_refused_by_the_command_that_got_them(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with contextlib.suppress(SystemExit):  # argparse's own errors exit 2 themselves
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "usage: webwinnow COMMAND" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_code_runs_summary_counts_tokens():
+    from webwinnow.stages import stage
+
+    stats = {"documents": 2, "norm_chars": 90, "kgrams": 50, "fingerprints": 9, "density": 0.18}
+    (line, _) = stage("fingerprint").summary(stats, {"k": 23, "w": 17, "robust": True, "mod_p": 0, "unit": "code"})
+    assert "t=39 tokens" in line and "90 code tokens" in line

@@ -10,6 +10,8 @@ import pytest
 from webwinnow.crawl.inputs import InputFile, group_inputs, list_inputs
 from webwinnow.errors import UserError
 
+from paths import REPO
+
 
 @pytest.fixture()
 def crawl(tmp_path):
@@ -59,7 +61,7 @@ def test_missing_inputs_are_refused_before_any_work(crawl):
 def test_a_text_file_is_a_manifest_only_when_every_line_names_a_crawl_file(crawl, text):
     notes = crawl / "notes.txt"
     notes.write_text(text)
-    with pytest.raises(UserError, match=r"notes\.txt is neither a crawl file .* nor a manifest"):
+    with pytest.raises(UserError, match=r"notes\.txt is none of what an INPUT may be: crawl files .* or a manifest"):
         list_inputs([str(notes)])
 
 
@@ -69,7 +71,7 @@ def test_a_text_file_that_names_no_crawl_file_is_one_item(crawl):
     assert [f.path for f in list_inputs([str(notes)])] == [str(notes)]
     other = crawl / "notes.doc"
     other.write_text("just some notes\n")
-    with pytest.raises(UserError, match=r"notes\.doc is neither a crawl file"):
+    with pytest.raises(UserError, match=r"notes\.doc is none of what an INPUT may be"):
         list_inputs([str(other)])
 
 
@@ -83,10 +85,12 @@ def test_unknown_stores_and_odd_inputs_are_refused(crawl):
     ):
         list_inputs([str(manifest)])
     (crawl / "page.html").write_text("<html></html>")
-    with pytest.raises(UserError, match="neither a crawl file"):
+    with pytest.raises(UserError, match="none of what an INPUT may be"):
         list_inputs([str(crawl / "page.html")])
     (crawl / "empty").mkdir()
-    with pytest.raises(UserError, match="the folder holds no .warc"):
+    with pytest.raises(
+        UserError, match=r"the folder holds none of the crawl files \(.warc, .arc, .wat, .wet, each also .gz\) or item files"
+    ):
         list_inputs([str(crawl / "empty")])
 
 
@@ -180,3 +184,23 @@ def test_globs_match_within_a_segment_and_double_stars_across(crawl):
     assert names("**/*.arc*") == ["a/deep/2.arc", "b.arc.gz"]
     assert names("a/.h*") == ["a/.hidden.warc"]
     assert names("?.arc.gz") == ["b.arc.gz"]
+
+
+def test_one_list_of_what_an_input_may_be_in_the_help_the_errors_and_the_readme(tmp_path):
+    from webwinnow.crawl.inputs import ACCEPTED, CRAWL_SUFFIXES, ITEM_SUFFIXES
+
+    for command in ("run", "check", "index", "extract"):
+        assert " ".join(ACCEPTED.split()) in " ".join(_subcommand_help(command).split()), command
+    assert ACCEPTED in (REPO / "README.md").read_text()
+    for suffix in (*CRAWL_SUFFIXES, *ITEM_SUFFIXES):  # every suffix the reader takes is named
+        assert suffix.removesuffix(".gz") in ACCEPTED, suffix
+    (tmp_path / "notes.doc").write_text("not an input")
+    with pytest.raises(UserError) as refused:
+        list_inputs([str(tmp_path)])
+    assert "crawl files (.warc, .arc, .wat, .wet, each also .gz) or item files (.jsonl" in str(refused.value)
+
+
+def _subcommand_help(name: str) -> str:
+    from webwinnow.app.options import _parser
+
+    return _parser()._subparsers._group_actions[0].choices[name].format_help()  # type: ignore[union-attr]

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections import Counter
 
-from webwinnow.app.cli import _parser
+from webwinnow.app.options import _parser
 from webwinnow.stages import STAGES
 
 from paths import LIB, REPO

@@ -141,7 +141,7 @@ def test_something_in_the_way_of_the_incomplete_folder(tmp_path, crawl_file, cap
         (["run", "{crawl}", "--out", "{out}", "--w", str(2**40)], "w (the window) must be an integer >= 1 and <= 2147483647"),
         (["run", "{crawl}", "--out", "{out}", "--mod-p", str(2**70)], "winnow.mod_p must be an integer"),
         (["run", "{crawl}", "--out", "{out}", "--max-df", str(2**70)], "pairing.max_df must be an integer"),
-        (["run", "{doc}", "--out", "{out}"], "is neither a crawl file"),
+        (["run", "{doc}", "--out", "{out}"], "is none of what an INPUT may be"),
         (["run", "{crawl}", "--out", "{notes}/sub/out"], "notes.txt is a file, not a folder"),
         (["run", "{crawl}", "--out", "/proc/webwinnow-out"], "cannot write in /proc"),
         (["candidates", "--out", "{tmp}"], "fingerprints is missing or incomplete: run 'webwinnow fingerprint"),

@@ -3,12 +3,13 @@
     webwinnow run INPUT... --out DIR [--k 50] [--w 100 | --t T] [--standard] [--conf FILE]
     webwinnow extract INPUT... --out DIR        (stage 1 alone)
     webwinnow fingerprint --out DIR             (stage 2 alone, on DIR/documents)
-    webwinnow hash_freq|pairs|passages|clusters|report --out DIR   (one later stage alone)
+    webwinnow hash_freq|candidates|passages|clusters|report --out DIR   (one later stage alone)
     webwinnow sample OUT_DIR                    (the project's own sample crawl)
 
 Exit status: 0 done; 2 a usage error or a refusal (nothing was changed); 3 too many input
 files failed (nothing published); 4 the environment failed (disk full, a corrupt table file);
-130 interrupted (OUT unchanged). Anything else is a bug and keeps its traceback. `spark-submit jobs/submit.py STAGE ...` takes the same arguments as `webwinnow STAGE ...`.
+5 Spark died under the command (its JVM or a Python worker was killed or crashed: OUT
+unchanged, --resume continues); 130 interrupted (OUT unchanged). Anything else is a bug and keeps its traceback. `spark-submit jobs/submit.py STAGE ...` takes the same arguments as `webwinnow STAGE ...`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import sys
 from pathlib import Path
 
 from .. import storage
-from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by
+from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by, spark_died
 from ..stages import CHECK_STAGES, RUN_STAGES, StageCheck, stage
 from .console import Console
-from .options import _parser, resolve_config
+from .options import parse, resolve_config
 from .runner import Plan, Request, config_for_check
 from .runner import run as run_stages
 
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
             file=sys.stderr,
         )
         return 2
-    args = _parser().parse_args(argv)
+    args = parse(argv)
     if args.command == "index":
         from .index import command as index_command
 
@@ -176,6 +177,10 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
         if interrupted_by(exc):
             raise
         failure = environment_failure(exc, str(plan.final) if plan else "the output")
+        died = spark_died(exc) if failure is None else None
+        if died is not None:
+            console.error(f"error: {_died_message(died.message, plan)}")
+            return died.exit_code
         if failure is None:
             raise  # a bug: keep the traceback
         console.error(f"error: {failure.message}")
@@ -184,6 +189,22 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
             if kept:
                 console.error(f"removed the unfinished run's tables to free the space; kept {kept} in {plan.folder.unfinished}")
         return failure.exit_code
+
+
+def _died_message(what: str, plan: Plan | None) -> str:
+    """One line: what died, in which stage, that the run is as it was, where the log is and
+    how to go on."""
+    if plan is None:
+        return f"{what}; nothing was changed"
+    during = f" during the {plan.running} stage" if plan.running else ""
+    log = plan.folder.log_location()
+    if plan.fresh:
+        again = "rerun the same command with --resume to continue from the finished stages"
+        where = f"{plan.final} is unchanged; the finished tables and the log are in {plan.folder.unfinished} ({log})"
+    else:
+        again = "rerun the command"
+        where = f"{plan.final} keeps its tables (the stage's own is unchanged); the log is {log}"
+    return f"{what}{during}; {where}; {again} (with less work per task or more memory if it happens again)"
 
 
 def entry() -> None:

@@ -8,9 +8,10 @@ import sys
 
 from .. import __version__
 from ..config import RunConfig, default_config_files, load_config
+from ..crawl.inputs import ACCEPTED
 from ..stages import STAGES
 
-INPUT_HELP = ".warc/.warc.gz/.arc/.arc.gz/.wet files, directories, globs, or a manifest of paths"
+INPUT_HELP = ACCEPTED
 DESCRIPTION = "The `webwinnow` command: check everything that can be checked, then run stages on one Spark session."
 
 
@@ -254,7 +255,7 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
         "text_column": getattr(args, "text_column", None),
         "id_column": getattr(args, "id_column", None),
     }
-    return load_config(
+    cfg = load_config(
         files,
         {
             "winnow": winnow,
@@ -266,6 +267,34 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
             "spark": spark,
         },
     )
+    if getattr(args, "lexer", None) is not None and cfg.winnow.unit != "code":
+        raise ValueError(
+            f"--lexer {args.lexer}: a lexer tokenizes code, and this command counts {cfg.winnow.unit}s; "
+            "add --unit code, or leave --lexer out"
+        )
+    return cfg
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The parsed command line. An option the command does not know is refused by the command's
+    own parser (its usage, not the top level's), with the nearest options it has."""
+    import difflib
+
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        sub = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr,index]
+        known = [o for action in sub._actions for o in action.option_strings]
+        hints = sorted(
+            {
+                m
+                for u in unknown
+                if u.startswith("-")
+                for m in difflib.get_close_matches(u.split("=", 1)[0], known, n=2, cutoff=0.6)
+            }
+        )
+        sub.error(f"unrecognized arguments: {' '.join(unknown)}" + (f" (did you mean {' or '.join(hints)}?)" if hints else ""))
+    return args
 
 
 # -- what a stage is made from ------------------------------------------------------------------

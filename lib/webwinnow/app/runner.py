@@ -83,6 +83,7 @@ class Plan:
         self.stage_inputs: dict[str, Any] = {}  # what a stage's tables are made from besides tables
         self.index = request.index
         self.manifest: Any = None
+        self.running = ""  # the stage running now (what a crash message names)
 
     @property
     def final(self) -> str:
@@ -308,7 +309,9 @@ def _run_in(plan: Plan, console: Console) -> dict:
                 continue
             check_reads(s, folder.final, metas)
             began = time.time()
+            plan.running = s.name
             stats = _run_stage(s, spark, scfg, plan, progress)
+            plan.running = ""
             for t in s.writes:
                 folder.stamp(t, {"recipe": expected, "reads": reads, "stats": stats})
             summary[s.name] = s.entry(stats, folder.home)

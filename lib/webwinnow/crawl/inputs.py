@@ -26,6 +26,10 @@ WET_SUFFIXES = (".wet", ".wet.gz")
 #: Files of items (webwinnow.crawl.items): texts that are not crawl records.
 ITEM_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".txt", ".text")
 TEXT_SUFFIXES = (".txt", ".text")
+#: What an INPUT may name, said once: the command line's help, the errors and the README use it.
+CRAWL_FILES = "crawl files (.warc, .arc, .wat, .wet, each also .gz)"
+ITEM_FILES = "item files (.jsonl, .ndjson, each also .gz; .parquet; .txt, .text)"
+ACCEPTED = f"{CRAWL_FILES}, {ITEM_FILES}, folders, globs, or a manifest (a text file listing one path a line)"
 _SHOWN = 5
 #: Files of one folder checked with one listing of it rather than one question each (on an
 #: object store, a listing is one request per thousand names).
@@ -109,7 +113,7 @@ def _expand(spec: str, prefix: str | None = None) -> list[tuple[str, str, storag
         except storage.StorageError as exc:
             raise UserError(f"input {exc}") from None
         if not found:
-            raise UserError(f"{spec!r} names no .warc/.warc.gz/.arc/.arc.gz/.wet file: check the path or glob")
+            raise UserError(f"{spec!r} names none of the {CRAWL_FILES} or {ITEM_FILES}: check the path or glob")
         return [(e.name, "", e) for e in found]
     entry = _info(spec)
     if entry is None:
@@ -120,7 +124,7 @@ def _expand(spec: str, prefix: str | None = None) -> list[tuple[str, str, storag
         except storage.StorageError as exc:
             raise UserError(f"input {exc}") from None
         if not found:
-            raise UserError(f"{spec}: the folder holds no .warc/.warc.gz/.arc/.arc.gz/.wet file")
+            raise UserError(f"{spec}: the folder holds none of the {CRAWL_FILES} or {ITEM_FILES}")
         return [(e.name, "", e) for e in found]
     if entry.size < 0:
         raise UserError(f"input {spec} is not a regular file or folder")
@@ -130,11 +134,7 @@ def _expand(spec: str, prefix: str | None = None) -> list[tuple[str, str, storag
     if lines is None:
         if is_item_file(storage.basename(spec)) and entry.size > 0 and not _names_crawl_files(entry.name):
             return [(entry.name, "", entry)]
-        raise UserError(
-            f"input {spec} is neither a crawl file (.warc, .warc.gz, .arc, .arc.gz, .wet, .wet.gz), "
-            "a file of items (.jsonl, .jsonl.gz, .parquet, .txt) nor a manifest (a text file whose "
-            "every line is the path of one)"
-        )
+        raise UserError(f"input {spec} is none of what an INPUT may be: {ACCEPTED}")
     base = prefix or storage.parent(entry.name)
     return [(storage.join(base, line), spec, None) for line in lines]
 

@@ -98,6 +98,10 @@ class RunFolder:
         """Where this command's tables are read once published."""
         return self.location
 
+    def log_location(self) -> str:
+        """Where this command's run.log is (a store's is uploaded there at the end)."""
+        return storage.child(self.location or self.unfinished, "run.log")
+
     def after_disk_full(self, fresh: bool) -> str:
         """Free what the failed command wrote (a disk-full failure); returns what was kept."""
         return ""

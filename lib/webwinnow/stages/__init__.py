@@ -64,7 +64,7 @@ def _extract_lines(e: dict, w: dict) -> list[str]:
 def _fingerprint_lines(f: dict, w: dict) -> list[str]:
     t = w["w"] + w["k"] - 1
     expected, value = ("1/p", 1 / w["mod_p"]) if w["mod_p"] else ("2/(w+1)", 2 / (w["w"] + 1))
-    unit = "" if w.get("unit", "char") == "char" else f" {w['unit']}s"
+    unit = {"word": " words", "code": " tokens"}.get(w.get("unit", "char"), "")
     return [
         f"{f['documents']:,} documents, {f['norm_chars']:,} {_noun(w)}, {f['kgrams']:,} k-grams "
         f"→ {f['fingerprints']:,} fingerprints (k={w['k']}, w={w['w']}, t={t}{unit}, "
