@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -254,7 +253,7 @@ def _lookup_check(c: StageCheck) -> dict:
     index = c.index or recorded or ""
     if not index:
         raise UserError("lookup needs --index IDX (this folder records no index)")
-    index = storage.canonical(index) if storage.is_uri(index) else os.path.abspath(index)
+    index = storage.canonical(index)
     try:
         manifest = read_manifest(index)
     except NotAnIndex as exc:

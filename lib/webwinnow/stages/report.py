@@ -19,10 +19,16 @@ from ..config import RunConfig
 from ..errors import UserError
 from ..htmlreport import ClusterView, HashView, PairView, RunPages, write_report
 from ..outputs.tables import read_arrow, table_meta, table_stats, write_folder
-from . import StageContext, table_is_current
+from . import WRITER, StageContext, table_is_current
 from ._frames import read_documents, read_table, url_host
 
-STAGE_TABLES = {"hash_freq": "rank_freq", "candidates": "candidate_pairs", "passages": "passages", "clusters": "clusters"}
+#: The tables whose stages' statistics the summary shows, and which of their keys it lifts up.
+SHOWN = {
+    "candidate_pairs": ("max_df", "candidate_pairs", "boilerplate_hashes"),
+    "passages": ("passages", "pairs", "template_pairs", "content_chars"),
+    "clusters": ("clusters", "clustered_documents", "cluster_resemblance"),
+    "rank_freq": ("hashes",),
+}
 
 
 def _stage_stats(out: str, table: str) -> dict:
@@ -34,7 +40,8 @@ def _stage_stats(out: str, table: str) -> dict:
 
 def _stats(cfg: RunConfig, out: str) -> dict:
     """The report's figures, from the statistics each stage stored once beside its table."""
-    stages = {key: _stage_stats(out, table) for key, table in STAGE_TABLES.items()}
+    by_table = {table: _stage_stats(out, table) for table in ("rank_freq", "candidate_pairs", "passages", "clusters")}
+    stages = {WRITER[table].name: by_table[table] for table in by_table}  # the stage table names them
     w = cfg.winnow
     stats: dict = {
         "unit": w.unit,
@@ -57,15 +64,10 @@ def _stats(cfg: RunConfig, out: str) -> dict:
         }
     )
     stats.update({key: f[key] for key in ("documents", "fingerprints", "kgrams", "norm_chars", "density")})
-    for stage, keys in (
-        ("candidates", ("max_df", "candidate_pairs", "boilerplate_hashes")),
-        ("passages", ("passages", "pairs", "template_pairs", "content_chars")),
-        ("clusters", ("clusters", "clustered_documents", "cluster_resemblance")),
-        ("hash_freq", ("hashes",)),
-    ):
+    for table, keys in SHOWN.items():
         for key in keys:
-            if key in stages[stage]:
-                stats[key] = stages[stage][key]
+            if key in by_table[table]:
+                stats[key] = by_table[table][key]
     return stats
 
 
@@ -268,7 +270,7 @@ def run(ctx: StageContext) -> dict:
     ]
     curve = read_arrow(out, "rank_freq").sort_by("rank")  # a few hundred rows: no Spark job
     runs = list(zip(*(curve.column(name).to_pylist() for name in ("rank", "rank_last", "docs", "hashes")), strict=True))
-    fit = stats["stages"].get("hash_freq", {}).get("fit", {})
+    fit = stats["stages"].get(WRITER["rank_freq"].name, {}).get("fit", {})
 
     def draw(folder):
         from ..explore.figures import write_figures
