@@ -151,3 +151,19 @@ def test_a_code_runs_summary_counts_tokens():
     stats = {"documents": 2, "norm_chars": 90, "kgrams": 50, "fingerprints": 9, "density": 0.18}
     (line, _) = stage("fingerprint").summary(stats, {"k": 23, "w": 17, "robust": True, "mod_p": 0, "unit": "code"})
     assert "t=39 tokens" in line and "90 code tokens" in line
+
+
+def test_a_setting_that_makes_the_run_meaningless_is_said_in_the_summary():
+    from webwinnow.stages import stage
+
+    char = {"k": 100_000, "w": 100, "robust": True, "mod_p": 0}
+    none = {"documents": 3, "norm_chars": 9_000, "kgrams": 0, "fingerprints": 0, "density": 0.0}
+    assert "warning: no fingerprint was made: no document is k = 100,000 normalized characters long" in " ".join(
+        stage("fingerprint").summary(none, char)
+    )
+    code = {"k": 23, "w": 17, "robust": True, "mod_p": 0, "unit": "code"}
+    assert "none of the 3 documents holds a code block" in " ".join(stage("fingerprint").summary(none | {"norm_chars": 0}, code))
+    fine = {"documents": 3, "norm_chars": 9_000, "kgrams": 8_000, "fingerprints": 150, "density": 0.0187}
+    assert not [line for line in stage("fingerprint").summary(fine, char | {"k": 50}) if "warning" in line]
+    read = {"files": 1, "tasks": 1, "records": 12, "parsed": 0, "skipped": 12, "failed": 0, "flagged": 0, "failed_files": 0}
+    assert "no record became a document" in stage("extract").summary(read, char)[-1]

@@ -435,7 +435,7 @@ def pair_page(
             f"<dt>copied content</dt><dd>{fmt_int(p.content_a)} {p.noun} outside template in A"
             f" ({fmt_pct(p.share_a)} of the page) · {fmt_int(p.content_b)} in B ({fmt_pct(p.share_b)})"
             f" · template {fmt_pct(p.template_share, 0)} of the {fmt_int(p.norm_copied_a)} / "
-            f"{fmt_int(p.norm_copied_b)} copied</dd>"
+            f"{fmt_int(p.norm_copied_b)} {p.noun} copied</dd>"
         )
     facts = (
         '<dl class="summary">'
@@ -446,9 +446,10 @@ def pair_page(
         + f"<dt>containment</dt><dd>A in B {fmt_pct(p.containment_a)} · B in A {fmt_pct(p.containment_b)}</dd>"
         f"<dt>resemblance</dt><dd>{fmt_float(p.resemblance)}</dd>"
         f"<dt>shared fingerprints</dt><dd>{fmt_int(p.shared)} of {fmt_int(p.fp_a)} (A) and {fmt_int(p.fp_b)} (B)</dd>"
-        f"<dt>copied characters</dt><dd>{fmt_int(p.copied_a)} in A"
+        f'<dt title="the copied spans in the pages as written: markup-free text, not normalized">copied text as '
+        f"written</dt><dd>{fmt_int(p.copied_a)} characters of A's text"
         + (f" ({fmt_pct(p.copied_a / len(p.text_a))})" if p.text_a else "")
-        + f" · {fmt_int(p.copied_b)} in B"
+        + f" · {fmt_int(p.copied_b)} characters of B's text"
         + (f" ({fmt_pct(p.copied_b / len(p.text_b))})" if p.text_b else "")
         + f"</dd><dt>passages</dt><dd>{len(p.passages):,}</dd></dl>"
     )

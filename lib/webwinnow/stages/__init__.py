@@ -57,7 +57,14 @@ def _extract_lines(e: dict, w: dict) -> list[str]:
         f"read {e['files']} files in {e['tasks']} tasks: {e['records']:,} records = "
         f"{e['parsed']:,} parsed + {e['skipped']:,} skipped + {e['failed']:,} failed + "
         f"{e['flagged']:,} flagged ({e['failed_files']} files failed)"
-    ]
+    ] + (
+        [
+            "warning: no record became a document, so nothing can be compared: the ledger says why, record by "
+            "record (non_html, http_status_NNN, ... : were these the crawl files you meant?)"
+        ]
+        if e["records"] and not e["parsed"]
+        else []
+    )
 
 
 def _fingerprint_lines(f: dict, w: dict) -> list[str]:
@@ -69,7 +76,25 @@ def _fingerprint_lines(f: dict, w: dict) -> list[str]:
         f"→ {f['fingerprints']:,} fingerprints (k={w['k']}, w={w['w']}, t={t}{unit}, "
         f"{'robust' if w['robust'] else 'standard'}{', mod p=' + str(w['mod_p']) if w['mod_p'] else ''})",
         f"density {f['density']:.4f} (expected {expected} = {value:.4f} on random text)",
+        *_fingerprint_warnings(f, w),
     ]
+
+
+def _fingerprint_warnings(f: dict, w: dict) -> list[str]:
+    """What makes the rest of a run meaningless, said where the summary is read."""
+    if not f["documents"]:
+        return []
+    if w.get("unit") == "code" and not f["norm_chars"]:
+        return [
+            f"warning: none of the {f['documents']:,} documents holds a code block (<pre>, or a <code> of several "
+            "lines): a code run compares only those; run with --unit char or word for the pages' text"
+        ]
+    if not f["fingerprints"]:
+        return [
+            f"warning: no fingerprint was made: no document is k = {w['k']:,} {_noun(w)} long, so nothing can be "
+            f"compared; lower --k (the documents hold {f['norm_chars']:,} {_noun(w)} in all)"
+        ]
+    return []
 
 
 def _hash_freq_lines(h: dict, w: dict) -> list[str]:
