@@ -197,3 +197,47 @@ def test_browser_bidi_controls_and_nul_bytes_are_shown_inert(tmp_path):
         hrefs = [a["href"] for a in dom.named("a") if "evil.example" in (a.get("href") or "")]
         assert hrefs and all(h == "https://evil.example/%E2%80%AEtxt.exe" for h in hrefs), hrefs
     assert "a NUL ⟨U+0000⟩ here" in Dom(chromium(index.parent / pair_file(p), "--dump-dom").stdout).text()
+
+
+@pytest.mark.browser
+def test_browser_the_source_is_the_page_with_the_earlier_deciding_time(tmp_path):
+    """A mirror fetched first but modified later is not the source: the listing shows the dates
+    the choice was made on, the pair page every time of both pages, the deciding one marked."""
+    from webwinnow.htmlreport.pages import pair_file
+
+    text = "Some shared words. " + PLANTED
+    p = PairView(
+        doc_a=5,
+        doc_b=6,
+        url_a="https://news.example/story",
+        url_b="https://mirror.example/story",
+        shared=3,
+        fp_a=4,
+        fp_b=4,
+        resemblance=0.5,
+        containment_a=0.9,
+        containment_b=0.9,
+        text_a=text,
+        text_b=text,
+        passages=((0, len(text), 0, len(text), 99),),
+        source="a",
+        source_basis="last_modified",
+        fetch_a="2003-05-14T10:00:00Z",
+        fetch_b="2003-05-13T09:00:00Z",
+        last_modified_a="2003-05-02T08:00:00Z",
+        last_modified_b="2003-05-03T08:00:00Z",
+        http_date_a="2003-05-14T10:00:01Z",
+        http_date_b=None,
+    )
+    index = write_report(tmp_path / "report", stats=STATS, pairs=[p], boilerplate=[], rank_freq=RUNS, fit=FIT)
+    listing = Dom(chromium(index, "--dump-dom").stdout).text()
+    assert "news.example · 2003-05-02" in listing and "mirror.example · 2003-05-03" in listing
+    assert "2003-05-13" not in listing and "2003-05-14" not in listing  # fetch dates decided nothing
+    dumped = chromium(index.parent / pair_file(p), "--dump-dom").stdout
+    page = Dom(dumped)
+    decided = re.findall(r'<strong class="decided"[^>]*>([^<]*)</strong>', dumped)
+    assert decided == ["HTTP Last-Modified 2003-05-02T08:00:00Z", "HTTP Last-Modified 2003-05-03T08:00:00Z"], decided
+    shown = page.text()
+    assert "WARC-Date 2003-05-14T10:00:00Z" in shown and "HTTP Date —" in shown
+    assert "document A: the earlier by HTTP Last-Modified" in shown
+    assert min(p.last_modified_a, p.last_modified_b) == p.last_modified_a  # the source has the earlier deciding time

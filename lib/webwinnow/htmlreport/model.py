@@ -78,6 +78,11 @@ class PairView:
     fetch_b: str | None = None
     warc_a: str | None = None
     warc_b: str | None = None
+    # the other times the source is chosen on: HTTP Last-Modified and Date (None: not sent)
+    last_modified_a: str | None = None
+    last_modified_b: str | None = None
+    http_date_a: str | None = None
+    http_date_b: str | None = None
     offset_a: int | None = None
     offset_b: int | None = None
     # what was copied (PAIRS): normalized characters in passages, those outside each page's
@@ -94,11 +99,27 @@ class PairView:
     def noun(self) -> str:
         return unit_noun(self.unit)
 
+    def times(self, side: str) -> list[tuple[str, str | None]]:
+        """The times a page's source rank is made of, in the order they are tried (PAIRS.source_basis
+        names the first both pages have): (basis, time) for side "a" or "b"."""
+        return [
+            ("last_modified", getattr(self, f"last_modified_{side}")),
+            ("warc_date", getattr(self, f"fetch_{side}")),
+            ("http_date", getattr(self, f"http_date_{side}")),
+        ]
+
+    def deciding_time(self, side: str) -> str | None:
+        """The page's time that decided which page is the source (its fetch time when none did)."""
+        return dict(self.times(side)).get(self.source_basis or "") or getattr(self, f"fetch_{side}")
+
     def __post_init__(self) -> None:
         # Doc ids name files (pair/<doc_a>-<doc_b>.html): integers only, never strings.
         object.__setattr__(self, "doc_a", _int(self.doc_a, "doc_a"))
         object.__setattr__(self, "doc_b", _int(self.doc_b, "doc_b"))
-        for name in ("url_a", "url_b", "text_a", "text_b", "source", "source_basis", "fetch_a", "fetch_b", "warc_a", "warc_b"):
+        for name in (
+            *("url_a", "url_b", "text_a", "text_b", "source", "source_basis", "fetch_a", "fetch_b", "warc_a", "warc_b"),
+            *("last_modified_a", "last_modified_b", "http_date_a", "http_date_b"),
+        ):
             _opt_str(getattr(self, name), name)
         for name in ("offset_a", "offset_b", "norm_copied_a", "norm_copied_b", "content_a", "content_b"):
             if getattr(self, name) is not None:

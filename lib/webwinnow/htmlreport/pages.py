@@ -241,9 +241,10 @@ def source_html(p: PairView) -> str:
     return "unknown: the two pages have no time in common (no WARC-Date or HTTP date on both)" if p.source else DASH
 
 
-def _page_cell(url: str | None, doc: int, host: str | None, fetch: str | None, is_source: bool) -> str:
+def _page_cell(url: str | None, doc: int, host: str | None, when: str | None, is_source: bool) -> str:
+    """A page of a listed pair: its URL, host, the date the source was chosen on, doc id."""
     badge = ' <span class="src" title="the likely original of the two">source</span>' if is_source else ""
-    where = " · ".join(esc(x) for x in (host, (fetch or "")[:10]) if x)
+    where = " · ".join(esc(x) for x in (host, (when or "")[:10]) if x)
     return f'<td class="url">{url_html(url)}{badge}<span class="docid">{where} · doc {doc:d}</span></td>'
 
 
@@ -283,8 +284,8 @@ def pairs_table(pairs: Sequence[PairView], first_rank: int, detailed: set[str] |
         rows.append(
             "<tr>"
             f'<td class="num">{rank:,}</td>'
-            + _page_cell(p.url_a, p.doc_a, p.host_a, p.fetch_a, p.source == "a")
-            + _page_cell(p.url_b, p.doc_b, p.host_b, p.fetch_b, p.source == "b")
+            + _page_cell(p.url_a, p.doc_a, p.host_a, p.deciding_time("a"), p.source == "a")
+            + _page_cell(p.url_b, p.doc_b, p.host_b, p.deciding_time("b"), p.source == "b")
             + _content_cell(p)
             + f'<td class="num">{fmt_pct(p.template_share, 0) if p.template_share is not None else DASH}</td>'
             f'<td class="num">{_bar(p.containment_a)}{fmt_pct(p.containment_a)} / {fmt_pct(p.containment_b)}</td>'
@@ -420,13 +421,20 @@ def pair_page(
         '<a href="../boilerplate.html">boilerplate &amp; rank–frequency</a>' + "".join(links) + "</nav>"
     )
 
-    def page_facts(
-        x: str, doc: int, url: str | None, host: str | None, fetch: str | None, warc: str | None, offset: int | None
-    ) -> str:
+    def page_facts(x: str, doc: int, url: str | None, host: str | None, warc: str | None, offset: int | None) -> str:
         where = f"{esc(warc)} at offset {fmt_int(offset)}" if warc else DASH
+        times = []
+        for basis, when in p.times(x.lower()):
+            label = esc(_BASES[basis].split(" (")[0])
+            if basis == p.source_basis and p.source in ("a", "b", "tie"):
+                times.append(
+                    f'<strong class="decided" title="the time the source was chosen on">{label} {esc(when or "—")}</strong>'
+                )
+            else:
+                times.append(f"{label} {esc(when or '—')}")
         return (
-            f'<dt>page {x}</dt><dd>{url_html(url)}<span class="docid">host {esc(host or "—")} · fetched '
-            f"{esc(fetch or '—')} · {where} · doc {doc:d}</span></dd>"
+            f'<dt>page {x}</dt><dd>{url_html(url)}<span class="docid">host {esc(host or "—")} · {where} · doc {doc:d}'
+            f'</span><span class="docid times">{" · ".join(times)}</span></dd>'
         )
 
     content = ""
@@ -439,8 +447,8 @@ def pair_page(
         )
     facts = (
         '<dl class="summary">'
-        + page_facts("A", p.doc_a, p.url_a, p.host_a, p.fetch_a, p.warc_a, p.offset_a)
-        + page_facts("B", p.doc_b, p.url_b, p.host_b, p.fetch_b, p.warc_b, p.offset_b)
+        + page_facts("A", p.doc_a, p.url_a, p.host_a, p.warc_a, p.offset_a)
+        + page_facts("B", p.doc_b, p.url_b, p.host_b, p.warc_b, p.offset_b)
         + f"<dt>likely source</dt><dd>{source_html(p)}</dd>"
         + content
         + f"<dt>containment</dt><dd>A in B {fmt_pct(p.containment_a)} · B in A {fmt_pct(p.containment_b)}</dd>"

@@ -79,7 +79,7 @@ def _top_pairs(spark: SparkSession, out: str, limit: int, cross_host: bool = Fal
     if cross_host:
         pairs = pairs.filter(~F.coalesce(url_host(F.col("url_a")) == url_host(F.col("url_b")), F.lit(False)))
     total = pairs.count()
-    docs = read_documents(spark, out).select("doc_id", "fetch_time", "warc_file", "warc_offset")
+    docs = read_documents(spark, out).select("doc_id", "fetch_time", "last_modified", "http_date", "warc_file", "warc_offset")
 
     def side(x: str):
         return docs.select(*(F.col(c).alias(f"{c}_{x}" if c != "doc_id" else f"doc_{x}") for c in docs.columns))
@@ -207,6 +207,10 @@ def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool, 
         source_basis=r["source_basis"],
         fetch_a=r["fetch_time_a"],
         fetch_b=r["fetch_time_b"],
+        last_modified_a=r["last_modified_a"],
+        last_modified_b=r["last_modified_b"],
+        http_date_a=r["http_date_a"],
+        http_date_b=r["http_date_b"],
         warc_a=r["warc_file_a"],
         warc_b=r["warc_file_b"],
         offset_a=r["warc_offset_a"],
