@@ -15,11 +15,8 @@ unchanged, --resume continues); 130 interrupted (OUT unchanged). Anything else i
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 
-from .. import storage
 from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by, spark_died
 from ..stages import CHECK_STAGES, RUN_STAGES, StageCheck, stage
 from .console import Console
@@ -108,20 +105,18 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
 
         return command(args)
     if args.command == "sample":
-        from ..sample import clear_old_sample, write_sample
+        from ..sample import clear_old_sample, sample_folder, write_sample
 
         try:
-            if storage.is_uri(storage.canonical(args.out)):
-                raise ValueError(f"{args.out}: the sample is written to a local folder; upload it afterwards")
-            args.out = storage.canonical(args.out)
-            clear_old_sample(Path(args.out))
-            info = write_sample(args.out, pages=args.pages, seed=args.seed, site_tag=args.site_tag)
+            folder = sample_folder(args.out)
+            clear_old_sample(folder)
+            info = write_sample(str(folder), pages=args.pages, seed=args.seed, site_tag=args.site_tag)
         except ValueError as exc:
             print(f"webwinnow: error: {exc}", file=sys.stderr)
             return 2
         print(
             f"webwinnow: sample crawl: {len(info['warc_files'])} WARC files, {info['html_pages']} HTML pages, "
-            f"{info['planted_copies']} planted copies in {os.path.abspath(args.out)}"
+            f"{info['planted_copies']} planted copies in {folder}"
         )
         return 0
     console = Console(quiet=args.quiet, verbose=args.verbose)

@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import replace
-from pathlib import Path
 
 from .. import storage
 from ..config import RunConfig, WinnowConfig
-from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by
+from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by, spark_died
 from ..index import layout
 from ..index.layout import Manifest, NotAnIndex, SegmentRecord, Settings
-from ..outputs.indexfolder import NewIndex, index_lock
+from ..outputs.indexfolder import NewIndex, check_new_index, index_lock
 from .console import Console
 
 
@@ -43,10 +42,12 @@ def command(args: argparse.Namespace, console: Console) -> int:
         if interrupted_by(exc):
             console.error("interrupted; the index is as it was")
             return 130
-        failure = environment_failure(exc, args.out or args.index)
+        failure = environment_failure(exc, args.out or args.index) or spark_died(exc)
         if failure is None:
             raise
-        console.error(f"error: {failure.message}")
+        console.error(
+            f"error: {failure.message}; the index is as it was" if failure.kind == "spark_died" else f"error: {failure.message}"
+        )
         return failure.exit_code
 
 
@@ -118,36 +119,6 @@ def _source_inputs(run: str) -> list[str]:
     return sorted(set(docs.column("warc_file").to_pylist()) - {None})
 
 
-def _check_target(idx: str, force: bool, protected: list[str]) -> bool:
-    """Whether --out IDX may be written: absent, an empty folder, or (with --force) an index.
-    Returns whether something is there to replace."""
-    there = storage.info(idx)
-    if there is None:
-        return False
-    if not there.is_dir:
-        raise UserError(f"--out {idx} is a file: give a folder for the index")
-    try:
-        layout.read_manifest(idx)
-        is_index = True
-    except NotAnIndex:
-        is_index = False
-    entries = storage.walk(idx, recursive=False)
-    if not is_index and entries:
-        raise UserError(
-            f"--out {idx} exists and is not a webwinnow index: webwinnow writes an index only where "
-            "nothing is or where it made one; choose another --out"
-        )
-    if is_index and not force:
-        raise UserError(
-            f"--out {idx} is an index already: add a crawl to it with 'webwinnow index --append INPUT... "
-            f"--index {idx}', or replace it with --force"
-        )
-    for path in protected:
-        if not storage.is_uri(path) and Path(path).resolve().is_relative_to(Path(idx).resolve()):
-            raise UserError(f"{path} is inside --out {idx}, which --force would replace: move it out first")
-    return bool(entries)
-
-
 def _session(cfg: RunConfig, args: argparse.Namespace, console: Console):
     from ..stages._session import build_session
 
@@ -209,7 +180,7 @@ def _build(idx: str, cfg: RunConfig, args: argparse.Namespace, console: Console)
             )
         cfg = replace(cfg, winnow=made)
         protected.append(run)
-    target = NewIndex(idx, replacing=_check_target(idx, args.force, protected))
+    target = NewIndex(idx, replacing=check_new_index(idx, args.force, protected))
     target.prepare()
     spark, owned = _session(cfg, args, console)
     try:

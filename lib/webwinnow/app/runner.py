@@ -102,7 +102,7 @@ class Plan:
             self.inputs = list_inputs(list(r.inputs), prefix=r.prefix, limit=r.limit, sample=r.sample)
             self.stage_inputs[self.stages[0].name] = [(f.path, f.size, f.mtime_ns) for f in self.inputs]
             protected = (
-                [f.path for f in self.inputs if not storage.is_uri(f.path)]
+                [f.path for f in self.inputs if storage.is_local(f.path)]
                 + list(self.exclude)
                 + [os.path.abspath(c) for c in self.request.conf]
             )

@@ -28,6 +28,36 @@ def _unfinished_build(folder: Path) -> bool:
     return all(p.name in _BUILD_NAMES or p.name.startswith(("_source", layout.MANIFEST)) for p in folder.iterdir())
 
 
+def check_new_index(idx: str, force: bool, protected: list[str]) -> bool:
+    """Whether --out IDX may be written: absent, an empty folder, or (with --force) an index.
+    Returns whether something is there to replace."""
+    there = storage.info(idx)
+    if there is None:
+        return False
+    if not there.is_dir:
+        raise UserError(f"--out {idx} is a file: give a folder for the index")
+    try:
+        layout.read_manifest(idx)
+        is_index = True
+    except layout.NotAnIndex:
+        is_index = False
+    entries = storage.walk(idx, recursive=False)
+    if not is_index and entries:
+        raise UserError(
+            f"--out {idx} exists and is not a webwinnow index: webwinnow writes an index only where "
+            "nothing is or where it made one; choose another --out"
+        )
+    if is_index and not force:
+        raise UserError(
+            f"--out {idx} is an index already: add a crawl to it with 'webwinnow index --append INPUT... "
+            f"--index {idx}', or replace it with --force"
+        )
+    for path in protected:
+        if not storage.is_uri(path) and Path(path).resolve().is_relative_to(Path(idx).resolve()):
+            raise UserError(f"{path} is inside --out {idx}, which --force would replace: move it out first")
+    return bool(entries)
+
+
 class NewIndex:
     """A new index at idx: `where` is written, then `publish()` puts it in place."""
 

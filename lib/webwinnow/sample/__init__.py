@@ -33,7 +33,7 @@ Run ``python -m webwinnow.sample OUT_DIR [--pages N] [--seed S] [--files F]``.
 from __future__ import annotations
 
 from .constants import LENGTH_CLASSES, MIN_PAGES, SCRIPT_SENTINEL, STYLE_SENTINEL, normalize_text
-from .warcs import clear_old_sample, main, write_sample
+from .warcs import clear_old_sample, main, sample_folder, write_sample
 
 __all__ = [
     "LENGTH_CLASSES",
@@ -43,5 +43,6 @@ __all__ = [
     "clear_old_sample",
     "main",
     "normalize_text",
+    "sample_folder",
     "write_sample",
 ]

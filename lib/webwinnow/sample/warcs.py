@@ -296,6 +296,17 @@ def main(argv=None) -> int:
 _SAMPLE_FILE = re.compile(r"sample-\d{5}\.warc\.gz")
 
 
+def sample_folder(out: str) -> Path:
+    """The local folder `webwinnow sample OUT` writes (file:// accepted); a store's URI raises
+    ValueError: the generator writes local files, to be uploaded afterwards."""
+    from .. import storage
+
+    where = storage.canonical(out)
+    if not storage.is_local(where):
+        raise ValueError(f"{out}: the sample is written to a local folder; upload it afterwards")
+    return Path(where)
+
+
 def clear_old_sample(out: Path) -> None:
     """Let `webwinnow sample OUT` write only into a new or empty folder, or over a sample it wrote
     before (whose WARC files it then removes, so none of an older, larger sample is left);
