@@ -117,6 +117,15 @@ def test_sample_run_summary_and_density(sample_run, sample_dir):
     planted = json.loads((sample_dir / "planted.json").read_text())
     e, f = summary["extract"], summary["fingerprint"]
     assert summary["out"] == str(sample_run) and summary["report"] == str(sample_run / "report" / "index.html")
+    # the run in words, on the terminal and at the top of the report: pairs, the largest copy, template, clusters
+    headline = summary["headline"]
+    pairs = _table(sample_run, "pairs").to_pylist()
+    largest = max(min(r["content_chars_a"], r["content_chars_b"]) for r in pairs)
+    assert headline[0].startswith(f"{len(pairs)} page pairs share copied content") and f"{largest:,} normalized" in headline[0]
+    assert "Site template" in headline[1] and f"{summary['clusters']['clusters']:,} near-duplicate clusters" in headline[2]
+    assert "fit of the hash frequencies is poor" in headline[3]  # the sample's R² is 0.77
+    index = (sample_run / "report" / "index.html").read_text()
+    assert index.index('class="headline"') < index.index('class="cards"')
     assert e["records"] == e["parsed"] + e["skipped"] + e["failed"] + e["flagged"]
     assert e["failed"] == 0 and e["flagged"] == 0
     assert e["parsed"] == f["documents"]

@@ -441,3 +441,29 @@ def test_the_summary_lays_stage_statistics_out_as_a_table(tmp_path):
     source = index.read_text(encoding="utf-8")
     assert '<table class="stages">' in source and "<code>{" not in source
     assert '<td>passages</td><td class="what">template_pairs</td><td class="num">75</td>' in source
+
+
+def test_the_headline_says_the_run_in_words():
+    from webwinnow.htmlreport.summary import headline
+
+    stats = {
+        "unit": "word",
+        "pairs": 3,
+        "passages": 4,
+        "content_chars": 120,
+        "template_pairs": 2,
+        "max_df": 10,
+        "clusters": 1,
+        "clustered_documents": 2,
+        "fit": {"r2": 0.95},
+    }
+    runs = [(1, 1, 50, 1), (2, 3, 10, 2), (4, 9, 1, 100)]  # one hash in 50 pages, two in 10, 100 in one
+    lines = headline(stats, runs, pair(0, content_a=70, content_b=60, unit="word"))
+    assert lines[0] == (
+        "3 page pairs share copied content (4 passages, 120 words outside site template); the largest "
+        "copy, 60 words, is between https://a.example/0 and http://b.example/0."
+    )
+    assert lines[1].startswith("Site template (fingerprints in more than max_df = 10 pages) is 29.4% of what the pages hold")
+    assert lines[2] == "1 near-duplicate clusters hold 2 pages." and len(lines) == 3  # a good fit says nothing
+    assert "poor (R² 0.50)" in headline({**stats, "fit": {"r2": 0.5}}, runs, None)[-1]
+    assert headline({"pairs": 0}, [], None) == ["No two pages share copied content outside site template."]

@@ -315,6 +315,8 @@ def _run_in(plan: Plan, console: Console) -> dict:
             for t in s.writes:
                 folder.stamp(t, {"recipe": expected, "reads": reads, "stats": stats})
             summary[s.name] = s.entry(stats, folder.home)
+            if stats.get("headline"):
+                summary["headline"] = stats["headline"]
             timings[s.name] = round(time.time() - began, 1)
             progress.end()
     finally:
@@ -363,7 +365,7 @@ def _run_stage(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, progress: Any) 
 
 def _print_summary(s: dict, console: Console, tables: list[str]) -> None:
     w = s["config"]["winnow"]
-    lines = []
+    lines = list(s.get("headline") or [])
     ran = set(s.get("ran") or s)
     for st in STAGES:
         if st.name in s and st.name in ran:

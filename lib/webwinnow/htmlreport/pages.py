@@ -48,6 +48,7 @@ td.snip { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .
 dl.summary { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1.2rem; margin: 0; }
 dl.summary dt { color: var(--muted); }
 dl.summary dd { margin: 0; font-variant-numeric: tabular-nums; }
+.headline p { font-size: 1.05rem; margin: .25rem 0; max-width: 60rem; }
 .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(19rem, 1fr)); gap: .5rem 2rem; }
 .pager { margin: .8rem 0; display: flex; flex-wrap: wrap; gap: .3rem; align-items: center; }
 .pager a, .pager span { padding: .1rem .5rem; border: 1px solid var(--line); border-radius: 4px; text-decoration: none; }

@@ -3,7 +3,7 @@ frequencies, pairs and clusters), every stage's own statistics, and whatever els
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .highlight import esc
@@ -200,8 +200,54 @@ def summary_html(
         + _card("Pairs and clusters", _pair_rows(r))
     )
     stages = _stage_table(r.get("stages"))
-    r.used.update({"tag", "title", "fit", "shares"})
+    r.used.update({"tag", "title", "fit", "shares", "headline"})
     return f'<div class="cards">{cards}</div>' + _card("More", _other_rows(r)) + stages
 
 
 # ---------------------------------------------------------------------------- pairs
+
+
+def headline(stats: Mapping[str, Any], runs: Sequence[tuple[int, int, int, int]], top: Any | None) -> list[str]:
+    """The run in a few sentences, for the top of the report and of the terminal summary: how
+    many page pairs share copied content and the largest copy, how much of what the pages hold
+    is site template, the near-duplicate clusters, and a word where the power-law fit is poor.
+
+    runs: RANK_FREQ rows (rank, rank_last, docs, hashes); top: the pair listed first (a PairView)."""
+    noun = unit_noun(stats.get("unit"))
+    lines = []
+    pairs, template_pairs = stats.get("pairs") or 0, stats.get("template_pairs") or 0
+    if pairs:
+        line = (
+            f"{pairs:,} page pairs share copied content ({stats.get('passages') or 0:,} passages, "
+            f"{stats.get('content_chars') or 0:,} {noun} outside site template)"
+        )
+        if top is not None and top.content_a is not None and top.content_b is not None:
+            line += (
+                f"; the largest copy, {min(top.content_a, top.content_b):,} {noun}, is between "
+                f"{top.url_a or f'doc {top.doc_a}'} and {top.url_b or f'doc {top.doc_b}'}"
+            )
+        lines.append(line + ".")
+    else:
+        lines.append("No two pages share copied content outside site template.")
+    max_df: int = stats.get("max_df") or 0
+    held = sum(docs * hashes for _, _, docs, hashes in runs)
+    if max_df and held:
+        template = sum(docs * hashes for _, _, docs, hashes in runs if docs > max_df)
+        lines.append(
+            f"Site template (fingerprints in more than max_df = {max_df:,} pages) is {100 * template / held:.1f}% "
+            f"of what the pages hold; {template_pairs:,} more pairs share only template."
+        )
+    clusters = stats.get("clusters")
+    if clusters:
+        lines.append(f"{clusters:,} near-duplicate clusters hold {stats.get('clustered_documents') or 0:,} pages.")
+    r2: float | None = (stats.get("fit") or {}).get("r2")
+    if r2 is not None and r2 < 0.9:
+        lines.append(
+            f"The power-law fit of the hash frequencies is poor (R² {r2:.2f}): the rank–frequency curve is "
+            "not a line on log axes, so read its plot, not the slope."
+        )
+    return lines
+
+
+def headline_html(lines: Sequence[str]) -> str:
+    return '<section class="headline">' + "".join(f"<p>{esc(line)}</p>" for line in lines) + "</section>" if lines else ""

@@ -18,7 +18,7 @@ from ..outputs.tables import TABLE_META, replace_dir
 from . import pages, runpages
 from .model import FigureEntry, HashView, PairView, RunPages
 from .plot import write_rank_frequency_png
-from .summary import summary_html
+from .summary import headline_html, summary_html
 
 # What a report folder may hold (_webwinnow.json: the stage's record, see outputs.tables.stamp_table).
 _REPORT_NAMES = {
@@ -167,7 +167,7 @@ def write_report(
     record["shares"] = shares
     _write(staging / "stats.json", json.dumps(_jsonable(record), sort_keys=True, indent=2, allow_nan=False) + "\n")
 
-    summary = summary_html(stats, fit, shares, derived)
+    summary = headline_html(stats.get("headline") or ()) + summary_html(stats, fit, shares, derived)
     _write_pair_pages(staging, title, summary, pairs, cross, page_size, detail_pages, total_pairs, total_cross_host)
     _write_run_pages(staging, title, run)
     _write_boilerplate_page(staging, title, hashes, runs, fit, shares, max_df)

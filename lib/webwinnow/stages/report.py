@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from ..config import RunConfig
 from ..errors import UserError
 from ..htmlreport import ClusterView, HashView, PairView, RunPages, write_report
+from ..htmlreport.summary import headline
 from ..outputs.tables import read_arrow, table_meta, table_stats, write_folder
 from . import WRITER, StageContext, table_is_current
 from ._frames import read_documents, read_table, url_host
@@ -275,6 +276,7 @@ def run(ctx: StageContext) -> dict:
     curve = read_arrow(out, "rank_freq").sort_by("rank")  # a few hundred rows: no Spark job
     runs = list(zip(*(curve.column(name).to_pylist() for name in ("rank", "rank_last", "docs", "hashes")), strict=True))
     fit = stats["stages"].get(WRITER["rank_freq"].name, {}).get("fit", {})
+    stats["headline"] = headline({**stats, "fit": fit}, runs, pairs[0] if pairs else None)
 
     def draw(folder):
         from ..explore.figures import write_figures
@@ -299,4 +301,4 @@ def run(ctx: StageContext) -> dict:
         )
 
     write_folder(out, "report", write)
-    return {"index": "report/index.html"}
+    return {"index": "report/index.html", "headline": stats["headline"]}
