@@ -126,3 +126,22 @@ def test_no_notebook_defines_its_own_logic():
         for cell in nb.cells:
             if cell.cell_type == "code":
                 assert not re.search(r"^\s*(def|class) ", cell.source, re.M), f"{path.name}: {cell.source[:80]}"
+
+
+def test_show_prints_the_run_in_words_the_top_pairs_and_one_pairs_passages(run, sample_run, capsys):
+    from webwinnow.app.cli import main
+    from webwinnow.explore.copies import pair_passages
+
+    assert main(["show", "--out", str(sample_run), "--top", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    top = top_pairs(run, 3)
+    assert out[: len(run.summary["headline"])] == run.summary["headline"]  # the run in words first
+    ranked = [line for line in out if re.match(r"^\s+[123]\s+[\d,]+\s+\d+%", line)]
+    assert len(ranked) == 3 and f"({top.iloc[0]['doc_a']} {top.iloc[0]['doc_b']})" in out[out.index(ranked[0]) + 1]
+    assert main(["show", "--out", str(sample_run), "--pair", "1", "--passages", "1"]) == 0
+    shown = capsys.readouterr().out
+    longest = pair_passages(run, int(top.iloc[0]["doc_a"]), int(top.iloc[0]["doc_b"]), 1)[0]
+    left = " ".join(line.split(" | ")[0].strip() for line in shown.splitlines() if " | " in line)
+    assert left == " ".join(longest.text_a.split())  # side A of the longest passage, whole, wrapped
+    assert main(["show", "--out", str(sample_run), "--pair", "999999"]) == 2
+    assert "give a rank from 1, or two doc ids" in capsys.readouterr().err

@@ -167,3 +167,16 @@ def test_a_setting_that_makes_the_run_meaningless_is_said_in_the_summary():
     assert not [line for line in stage("fingerprint").summary(fine, char | {"k": 50}) if "warning" in line]
     read = {"files": 1, "tasks": 1, "records": 12, "parsed": 0, "skipped": 12, "failed": 0, "flagged": 0, "failed_files": 0}
     assert "no record became a document" in stage("extract").summary(read, char)[-1]
+
+
+def test_show_columns_says_what_the_columns_of_the_pairs_and_passages_mean(capsys):
+    assert main(["show", "--columns", "pairs"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    from webwinnow.schemas import PAIRS
+
+    rows = {line.split()[0]: line for line in out[1:]}
+    assert out[0] == "pairs:" and list(rows) == PAIRS.names
+    for name in ("shared", "resemblance", "containment_a", "source", "copied_chars_a", "content_chars_b", "longest_content"):
+        assert len(rows[name].split()) > 2, rows[name]  # a meaning, not only a name and a type
+    assert main(["show", "--columns", "nothing"]) == 2 and "no such table" in capsys.readouterr().err
+    assert main(["show"]) == 2 and "show needs --out OUT" in capsys.readouterr().err

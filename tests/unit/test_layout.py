@@ -198,7 +198,7 @@ def test_the_readme_stage_table_is_the_stage_table():
 
 def test_the_command_line_and_jobs_offer_every_stage():
     commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert list(commands) == ["run", "check", "index", *(s.name for s in STAGES), "paper-tables", "sample"]
+    assert list(commands) == ["run", "check", "index", *(s.name for s in STAGES), "paper-tables", "show", "sample"]
     for s in STAGES:
         assert commands[s.name].description is None and s.help in _parser().format_help()
     assert sorted(p.name for p in (REPO / "jobs").iterdir() if p.suffix == ".py") == ["submit.py"]

@@ -100,6 +100,10 @@ def main(argv: list[str] | None = None, *, capture: bool = False) -> int:
             return index_command(args, talk)
         finally:
             talk.close()
+    if args.command == "show":
+        from .show import command as show
+
+        return show(args)
     if args.command == "paper-tables":
         from ..explore.paper import command
 

@@ -200,6 +200,16 @@ def _parser() -> argparse.ArgumentParser:
         "--mod-p", type=int, metavar="P", help="the 0 mod P baseline (default: (w+1)/2, the same expected density as winnowing)"
     )
     paper.add_argument("--max-docs", type=int, metavar="N", help="measure only the first N documents")
+    show = sub.add_parser("show", help="a run's results on the terminal: the top pairs, one pair's passages, the columns")
+    show.add_argument("--out", help="a run's output folder (or its URI on a store)")
+    show.add_argument("--top", type=int, default=20, metavar="N", help="how many pairs to list (20)")
+    show.add_argument(
+        "--pair", type=int, nargs="+", metavar="N", help="a listed pair's rank, or its two doc ids: its passages side by side"
+    )
+    show.add_argument("--passages", type=int, default=5, metavar="N", help="--pair: how many of its longest passages (5)")
+    show.add_argument(
+        "--columns", nargs="?", const="", metavar="TABLE", help="what each column of the tables (or of TABLE) means"
+    )
     sample = sub.add_parser("sample", help="write the project's deterministic sample crawl")
     sample.add_argument("out", metavar="OUT_DIR")
     sample.add_argument("--pages", type=int, default=300)
