@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -212,9 +213,7 @@ def test_paging_and_detail_pages(tmp_path):
     assert names == [
         "boilerplate.html",
         "clusters.html",
-        "contamination.html",
         "cross-host.html",
-        "dedup.html",
         "failures.html",
         "figures.html",
         "index.html",
@@ -467,3 +466,30 @@ def test_the_headline_says_the_run_in_words():
     assert lines[2] == "1 near-duplicate clusters hold 2 pages." and len(lines) == 3  # a good fit says nothing
     assert "poor (R² 0.50)" in headline({**stats, "fit": {"r2": 0.5}}, runs, None)[-1]
     assert headline({"pairs": 0}, [], None) == ["No two pages share copied content outside site template."]
+
+
+def test_every_page_reaches_every_page_and_dedup_and_index_check_only_when_run(tmp_path):
+    bare = written(tmp_path / "bare").parent
+    assert not (bare / "dedup.html").exists() and not (bare / "contamination.html").exists()
+    dedup = {
+        "kept": 1,
+        "documents": 2,
+        "near_duplicates": 1,
+        "emptied": 0,
+        "removed_chars": 50,
+        "original_chars": 100,
+        "copied_chars_removed": 50,
+        "trimmed_documents": 1,
+        "template_chars_removed": 0,
+        "min_passage": 149,
+    }
+    deduped = written(tmp_path / "deduped", run=RunPages(dedup=dedup)).parent
+    assert (deduped / "dedup.html").exists() and not (deduped / "contamination.html").exists()
+    for root, optional in ((bare, set()), (deduped, {"dedup.html"})):
+        for page in html_files(root):
+            prefix = "../" if page.parent.name == "pair" else ""
+            navs = re.findall(r'<nav class="top">(.*?)</nav>', page.read_text(encoding="utf-8"))
+            assert len(navs) == 1, page
+            linked = {h.removeprefix(prefix) for h in re.findall(r'href="([^"]+)"', navs[0])}
+            wanted = {"index.html", "cross-host.html", "clusters.html", "failures.html", "boilerplate.html", "figures.html"}
+            assert wanted | optional <= linked and not ({"dedup.html", "contamination.html"} - optional) & linked, page

@@ -8,6 +8,7 @@ when they are plain http(s) URLs (``safe_href``).
 
 from __future__ import annotations
 
+import contextvars
 import html
 import json
 import math
@@ -296,20 +297,30 @@ def pairs_table(pairs: Sequence[PairView], first_rank: int, detailed: set[str] |
     return f'<table class="pairs">{head}<tbody>{"".join(rows)}</tbody></table>'
 
 
-def nav_html(prefix: str = "") -> str:
-    return (
-        '<nav class="top">'
-        f'<a href="{prefix}index.html">summary &amp; top pairs</a>'
-        f'<a href="{prefix}cross-host.html">cross-host pairs</a>'
-        f'<a href="{prefix}clusters.html">clusters</a>'
-        f'<a href="{prefix}dedup.html">dedup</a>'
-        f'<a href="{prefix}contamination.html">index check</a>'
-        f'<a href="{prefix}failures.html">failed files</a>'
-        f'<a href="{prefix}boilerplate.html">boilerplate &amp; rank–frequency</a>'
-        f'<a href="{prefix}figures.html">figures</a>'
-        f'<a href="{prefix}stats.json">stats.json</a>'
-        "</nav>"
+#: The pages a report has besides its listing and pair pages; dedup.html and contamination.html
+#: only where the run has those tables (write_report sets PAGES while it writes one report).
+OPTIONAL_PAGES = ("dedup.html", "contamination.html")
+PAGES: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("pages", default=OPTIONAL_PAGES)
+_LINKS = (
+    ("index.html", "summary &amp; top pairs"),
+    ("cross-host.html", "cross-host pairs"),
+    ("clusters.html", "clusters"),
+    ("dedup.html", "dedup"),
+    ("contamination.html", "index check"),
+    ("failures.html", "failed files"),
+    ("boilerplate.html", "boilerplate &amp; rank–frequency"),
+    ("figures.html", "figures"),
+    ("stats.json", "stats.json"),
+)
+
+
+def nav_html(prefix: str = "", extra: str = "") -> str:
+    """Every page's navigation: the same links on every page of a report, then `extra`."""
+    present = PAGES.get()
+    shown = "".join(
+        f'<a href="{prefix}{href}">{label}</a>' for href, label in _LINKS if href not in OPTIONAL_PAGES or href in present
     )
+    return f'<nav class="top">{shown}{extra}</nav>'
 
 
 def pairs_section(
@@ -415,12 +426,7 @@ def pair_page(
         links.append(f'<a href="{prev_key}.html" rel="prev">previous pair</a>')
     if next_key:
         links.append(f'<a href="{next_key}.html" rel="next">next pair</a>')
-    nav = (
-        '<nav class="top">'
-        '<a href="../index.html">summary &amp; top pairs</a>'
-        '<a href="../cross-host.html">cross-host pairs</a>'
-        '<a href="../boilerplate.html">boilerplate &amp; rank–frequency</a>' + "".join(links) + "</nav>"
-    )
+    nav = nav_html("../", "".join(links))
 
     def page_facts(x: str, doc: int, url: str | None, host: str | None, warc: str | None, offset: int | None) -> str:
         where = f"{esc(warc)} at offset {fmt_int(offset)}" if warc else DASH

@@ -168,10 +168,16 @@ def write_report(
     _write(staging / "stats.json", json.dumps(_jsonable(record), sort_keys=True, indent=2, allow_nan=False) + "\n")
 
     summary = headline_html(stats.get("headline") or ()) + summary_html(stats, fit, shares, derived)
-    _write_pair_pages(staging, title, summary, pairs, cross, page_size, detail_pages, total_pairs, total_cross_host)
-    _write_run_pages(staging, title, run)
-    _write_boilerplate_page(staging, title, hashes, runs, fit, shares, max_df)
-    _write_figures_page(staging, title, figures)
+    # the dedup and index-check pages exist, and are linked, only where the run has those tables
+    present = tuple(page for page, there in (("dedup.html", run.dedup), ("contamination.html", run.contamination)) if there)
+    token = pages.PAGES.set(present)
+    try:
+        _write_pair_pages(staging, title, summary, pairs, cross, page_size, detail_pages, total_pairs, total_cross_host)
+        _write_run_pages(staging, title, run)
+        _write_boilerplate_page(staging, title, hashes, runs, fit, shares, max_df)
+        _write_figures_page(staging, title, figures)
+    finally:
+        pages.PAGES.reset(token)
     replace_dir(staging, final)
     return final / "index.html"
 
@@ -227,8 +233,10 @@ def _write_pair_pages(
 def _write_run_pages(staging: Path, title: str, run: RunPages) -> None:
     _write(staging / "clusters.html", runpages.clusters_page(title, run))
     _write(staging / "failures.html", runpages.failures_page(title, run))
-    _write(staging / "dedup.html", runpages.dedup_page(title, run))
-    _write(staging / "contamination.html", runpages.contamination_page(title, run))
+    if run.dedup is not None:
+        _write(staging / "dedup.html", runpages.dedup_page(title, run))
+    if run.contamination is not None:
+        _write(staging / "contamination.html", runpages.contamination_page(title, run))
 
 
 def _write_boilerplate_page(

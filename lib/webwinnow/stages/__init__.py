@@ -320,8 +320,8 @@ class Stage:
     summary: Callable[[Any, dict], list[str]] = field(default=lambda stats, winnow: [])
     #: read when present and current, never required (their content equals a recomputation)
     uses: tuple[str, ...] = ()
-    #: read when present (in a check's folder: the lookup stage's tables), and then part of what
-    #: the stage's tables are made from, like `reads`
+    #: read when present (in a check's folder: the lookup stage's tables; a run's dedup tables),
+    #: and then part of what the stage's tables are made from, like `reads`
     follows: tuple[str, ...] = ()
     #: its preconditions, before Spark starts: raises UserError; returns what it resolved (the
     #: lookup's index) for the runner to hand to the stage
@@ -443,8 +443,9 @@ STAGES: tuple[Stage, ...] = (
         (),
         _fields("report", "pairs", "details", "hashes", "figure_docs"),
         _report_lines,
-        uses=("deduped", "contamination"),
-        follows=("indexed_documents",),
+        # dedup and the index check have pages of their own: a report is made from them when they
+        # are there, so running dedup alone leaves the report stale (and --downstream redraws it)
+        follows=("indexed_documents", "deduped", "contamination"),
         entry=_report_entry,
     ),
 )
