@@ -30,6 +30,7 @@ PINNED = [
     "lxml_html_clean",
     "faust-cchardet==3.2.0",  # datatrove's WarcReader refuses to start without it and python-magic
     "python-magic==0.4.27",
+    "orjson==3.13.0",  # ... and its JsonlWriter without orjson
     "copydetect==0.5.0",
     "warcio==1.8.1",
 ]
