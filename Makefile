@@ -16,7 +16,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 PACKAGE_ENV := dist/webwinnow-env.tar.gz
 
-.PHONY: run test test-fast lint bench sample prereqs browser clean package cluster-demo notebooks
+.PHONY: run test test-fast lint bench bench-smoke sample prereqs browser clean package cluster-demo notebooks
 
 run: $(STAMP) $(if $(filter $(SAMPLE),$(INPUT)),$(SAMPLE)/planted.json)
 	$(VENV)/bin/webwinnow run $(INPUT) --out $(OUT) --conf $(CONF)
@@ -51,6 +51,10 @@ bench: $(STAMP)
 	$(PY) bench/bench_scaling.py
 	$(PY) bench/bench_index.py --set $(BENCH_SET)
 	$(PY) bench/bench_index.py --set $(BENCH_SET) --unit word
+
+# The peers' step of `make bench` on a few pages: that each peer's pinned virtualenv starts (CI).
+bench-smoke: $(STAMP) $(SAMPLE)/planted.json
+	$(PY) bench/bench_peers.py --smoke
 
 sample: $(SAMPLE)/planted.json
 

@@ -3,6 +3,7 @@ deduplication and copydetect's winnowing, each in its own process, with MB/s per
 documents/s and peak RSS.
 
     python bench/bench_peers.py [--set small|full]
+    python bench/bench_peers.py --smoke     # each peer on the sample's first file: does it start?
 
 The peers live in their own virtualenv (data/bench/peers-venv, made on first use from PyPI with
 pinned versions), never in webwinnow's. datatrove reads the WARC files; without a
@@ -95,10 +96,50 @@ def measured(cmd: list[str]) -> tuple[dict, float, int]:
     return json.loads(out.strip().splitlines()[-1]), wall, usage.ru_maxrss // 1024
 
 
+def smoke() -> int:
+    """Each peer from its pinned virtualenv on the sample's first WARC file (data/sample, made by
+    `make sample`), and copydetect on texts planted there: what CI runs, so a pin that no longer
+    starts is found before a `make bench` on the docs corpus."""
+    sample = REPO / "data" / "sample"
+    first = sorted(sample.glob("*.warc.gz"))[:1]
+    if not first:
+        raise SystemExit(f"# {sample} holds no WARC file: run `make sample` first")
+    crawl = REPO / "data" / "bench" / "smoke"
+    subprocess.run(["rm", "-rf", str(crawl), str(crawl) + "-typed"], check=True)
+    crawl.mkdir(parents=True)
+    (crawl / first[0].name).write_bytes(first[0].read_bytes())
+    python = peers_python()
+    work = REPO / "data" / "bench" / "peers-smoke"
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    dt, wall, _ = measured(
+        [
+            str(python),
+            str(REPO / "bench" / "peers" / "datatrove_minhash.py"),
+            str(typed_copy(crawl)),
+            str(work / "datatrove"),
+            "1",
+        ]
+    )
+    if not dt["documents"]:
+        raise SystemExit("# datatrove read no document of the sample's first file")
+    print(f"peer  datatrove smoke: {dt['documents']:,} documents, {dt['kept']:,} kept in {wall:.1f} s", flush=True)
+    planted = json.loads((sample / "planted.json").read_text())["copies"]
+    texts = work / "texts.jsonl"
+    texts.write_text("".join(json.dumps({"text": c["text"]}) + "\n" for c in planted if c.get("text")))
+    cd, wall, _ = measured([str(python), str(REPO / "bench" / "peers" / "copydetect_winnow.py"), str(texts), "50", "100", "10"])
+    if not cd["documents"]:
+        raise SystemExit("# copydetect fingerprinted no text")
+    print(f"peer  copydetect smoke: {cd['documents']:,} texts, {cd['pairs']:,} pairs in {wall:.1f} s", flush=True)
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--set", default="small", choices=["small", "full"])
+    p.add_argument("--smoke", action="store_true", help="each peer on a few pages of the sample: that it runs, not how fast")
     args = p.parse_args()
+    if args.smoke:
+        return smoke()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_pipeline import corpus
 

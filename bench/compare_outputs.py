@@ -28,6 +28,7 @@ TABLES = (
     "template_pairs",
     "passages",
     "clusters",
+    "deduped",
 )
 
 

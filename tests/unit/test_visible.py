@@ -32,3 +32,10 @@ def test_the_terminal_and_the_notebooks_show_them_visibly():
 
     html = side_by_side_html([Passage(5, 0, 5, 0, 5, "a\x00b", "c")], "u\u202e", None)
     assert "⟨U+0000⟩" in html and "⟨U+202E⟩" in html
+
+
+def test_quiet_keeps_the_warnings_and_the_output_line():
+    console = Console(quiet=True)
+    console._out = io.StringIO()  # type: ignore[attr-defined]
+    console.result(["7 documents", "warning: no fingerprint was made: lower --k", "output: /x"])
+    assert console._out.getvalue() == "webwinnow: warning: no fingerprint was made: lower --k\nwebwinnow: output: /x\n"  # type: ignore[attr-defined]

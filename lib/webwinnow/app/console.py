@@ -89,11 +89,14 @@ class Console:
             self._write(self.err, line)
 
     def result(self, lines: list[str]) -> None:
-        """The summary: stdout; --quiet keeps only its last line (where the output is)."""
+        """The summary: stdout; --quiet keeps its warnings (what makes the run's results wrong or
+        meaningless) and its last line (where the output is)."""
         text = [PREFIX + line for line in lines]
         for line in text:
             self.log(line)
-        self._write(self.out, "\n".join(text[-1:] if self.quiet else text))
+        if self.quiet:
+            text = [line for line in text[:-1] if line.startswith(PREFIX + "warning:")] + text[-1:]
+        self._write(self.out, "\n".join(text))
 
     def error(self, message: str) -> None:
         line = PREFIX + message

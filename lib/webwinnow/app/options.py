@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     common.add_argument("--master", help="Spark master, e.g. local[*] (default from config)")
     talk = common.add_mutually_exclusive_group()
-    talk.add_argument("-q", "--quiet", action="store_true", help="print only errors and where the output is")
+    talk.add_argument("-q", "--quiet", action="store_true", help="print only errors, warnings and where the output is")
     talk.add_argument("-v", "--verbose", action="store_true", help="also show Spark's own output")
     fresh = argparse.ArgumentParser(add_help=False)
     fresh.add_argument(

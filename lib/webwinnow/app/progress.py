@@ -3,9 +3,10 @@
 Each stage's Spark jobs run in a job group named after the stage. A thread polls the tracker:
 on a terminal it redraws one bar line twice a second; otherwise (a pipe, CI, a log) it prints a
 plain line every few seconds (``WEBWINNOW_PROGRESS_SECONDS``, 10 by default). The extract stage
-also reports bytes and records read, from accumulators its tasks add to when they finish
-(display only: a recomputed task adds twice, so they are capped at the totals; the ledger is
-the record).
+also reports bytes and records read: as its tasks read, from the datagrams they send to the
+driver's beacon (stages._beacon), and at least what the accumulators its tasks add to when they
+finish say (display only: a recomputed task adds twice, so both are capped at the totals; the
+ledger is the record).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
+from ..stages._beacon import Beacon, ReadCounters
 from .console import Console
 
 
@@ -24,8 +25,16 @@ class _Current:
     name: str
     started: float
     total_bytes: int = 0
-    bytes_acc: Any = None  # pyspark Accumulator[int]
-    records_acc: Any = None
+    counters: ReadCounters | None = None
+    beacon: Beacon | None = None
+
+    def read(self) -> tuple[int, int]:
+        """(bytes, records) read so far: the beacon's counts, or the finished files' if more."""
+        if self.counters is None:
+            return 0, 0
+        done = (self.counters.bytes.value, self.counters.records.value)
+        now = self.beacon.totals() if self.beacon is not None else (0, 0)
+        return min(max(done[0], now[0]), self.total_bytes), min(max(done[1], now[1]), 10**18)
 
 
 def _size(n: float) -> str:
@@ -53,15 +62,23 @@ class Progress:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._seen: dict[int, float] = {}
+        self._beacon: Beacon | None = None
 
-    def accumulators(self):
-        """(bytes, records) accumulators for the extract stage's tasks."""
-        return self.sc.accumulator(0), self.sc.accumulator(0)
+    def counters(self) -> ReadCounters:
+        """What the extract stage's tasks report their reading to: accumulators, and a beacon
+        when the progress lines are shown."""
+        if self.enabled and self._beacon is None:
+            try:
+                self._beacon = Beacon(self.sc.getConf().get("spark.driver.host") or "127.0.0.1")
+            except OSError:  # no socket for it here: progress by finished files only
+                self._beacon = None
+        address = self._beacon.address if self._beacon is not None else None
+        return ReadCounters(self.sc.accumulator(0), self.sc.accumulator(0), address)
 
-    def begin(self, name: str, total_bytes: int = 0, accs=None) -> None:
+    def begin(self, name: str, total_bytes: int = 0, counters: ReadCounters | None = None) -> None:
         self.sc.setJobGroup(name, f"webwinnow {name}")
         with self._lock:
-            self.current = _Current(name, time.time(), total_bytes, *(accs or (None, None)))
+            self.current = _Current(name, time.time(), total_bytes, counters, self._beacon if counters else None)
         self.console.say(f"{name} ...")
         if self.enabled and self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="webwinnow-progress", daemon=True)
@@ -79,6 +96,9 @@ class Progress:
     def stop(self) -> None:
         self._stop.set()
         self.console.clear_bar()
+        if self._beacon is not None:
+            self._beacon.close()
+            self._beacon = None
 
     def _loop(self) -> None:
         last_line = time.time()
@@ -122,10 +142,10 @@ class Progress:
         if jobs:
             parts.append(f"{done_jobs} of {len(jobs)} Spark jobs done")
         left = None
-        if cur.bytes_acc is not None and cur.total_bytes:
-            read = min(cur.bytes_acc.value, cur.total_bytes)
+        if cur.counters is not None and cur.total_bytes:
+            read, records = cur.read()
             parts.append(f"{_size(read)} of {_size(cur.total_bytes)} read")
-            parts.append(f"{min(cur.records_acc.value, 10**18):,} records")
+            parts.append(f"{records:,} records")
             if read:
                 left = elapsed * (cur.total_bytes - read) / read
         parts.append(f"{_clock(elapsed)} elapsed")
@@ -136,9 +156,7 @@ class Progress:
             parts.append(f"about {_clock(step_left)} left in this job")
         head = cur.name
         share = (
-            min(cur.bytes_acc.value, cur.total_bytes) / cur.total_bytes
-            if cur.bytes_acc is not None and cur.total_bytes
-            else (done / tasks if tasks else None)
+            cur.read()[0] / cur.total_bytes if cur.counters is not None and cur.total_bytes else (done / tasks if tasks else None)
         )
         if self.tty and share is not None:
             head += f" [{'#' * int(share * 20):.<20}]"

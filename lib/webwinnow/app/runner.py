@@ -344,12 +344,12 @@ def _run_in(plan: Plan, console: Console) -> dict:
 
 def _run_stage(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, progress: Any) -> dict:
     module = importlib.import_module(s.module)
-    accumulators = None
+    counters = None
     if s.reads:
         progress.begin(s.name)
     else:  # it reads the crawl: progress by bytes of the input files
-        accumulators = progress.accumulators()
-        progress.begin(s.name, sum(max(f.size, 0) for f in plan.inputs), accumulators)
+        counters = progress.counters()
+        progress.begin(s.name, sum(max(f.size, 0) for f in plan.inputs), counters)
     ctx = StageContext(
         spark,
         cfg,
@@ -358,7 +358,7 @@ def _run_stage(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, progress: Any) 
         exclude=plan.exclude,
         index=plan.index,
         manifest=plan.manifest,
-        progress=accumulators,
+        progress=counters,
     )
     return dict(module.run(ctx))
 

@@ -139,6 +139,20 @@ def _dedup_lines(d: dict, w: dict) -> list[str]:
         f"and {d['emptied']:,} emptied pages dropped); removed {d['removed_chars']:,} of {d['original_chars']:,} "
         f"characters ({100 * share:.1f}%): {d['copied_chars_removed']:,} copied from kept pages "
         f"({d['trimmed_documents']:,} pages trimmed), {d['template_chars_removed']:,} template"
+        + (
+            f"; {d['regrown_pairs']:,} pairs past the passage search's cap grown again whole for their cuts"
+            if d.get("regrown_pairs")
+            else ""
+        ),
+        *(
+            [
+                f"warning: dedup could not finish {d['incomplete_pairs']:,} pairs even grown again "
+                "(passages.max_compared × 64 units compared): copies of theirs may stay in both pages; "
+                "raise passages.max_compared"
+            ]
+            if d.get("incomplete_pairs")
+            else []
+        ),
     ]
 
 
@@ -175,8 +189,8 @@ class StageContext:
 
     folder: the run's folder (``outputs.folder.RunFolder``); ``out`` is where this command reads
     and writes its tables. inputs: the crawl files (a stage that reads no table); exclude: the
-    --exclude files; index and manifest: the index a check reads; progress: the accumulators
-    the progress lines follow (a stage that reads the crawl).
+    --exclude files; index and manifest: the index a check reads; progress: the counters
+    (stages._beacon.ReadCounters) the progress lines follow (a stage that reads the crawl).
     """
 
     spark: Any

@@ -21,6 +21,7 @@ from ..crawl.records import file_rows, rows_to_batches
 from ..errors import TooManyFailures
 from ..outputs.tables import write_table
 from . import StageContext
+from ._beacon import ReadCounters, Sender
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_table, spark_schema
 
@@ -40,7 +41,8 @@ class ExtractResult:
 def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, progress=None) -> tuple[DataFrame, int]:
     """The EXTRACT_ROWS DataFrame for the inputs, and the number of tasks it runs in.
 
-    progress: optional (bytes, records) accumulators that tasks add to as they finish files.
+    progress: optional ReadCounters: accumulators that tasks add to as they finish files, and
+    the driver's beacon they report to as they read (stages._beacon).
     """
     # Small inputs still spread over every core: aim for two tasks per core, never above task_bytes.
     total = sum(max(f.size, 0) for f in inputs)
@@ -49,19 +51,23 @@ def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, p
     extract_cfg = cfg.extract
     code = cfg.winnow.unit == "code"  # documents hold their pages' code blocks
     inject = injected_stages(spark)
-    bytes_acc, records_acc = progress or (None, None)
+    progress = progress or ReadCounters(None, None, None)
 
     def read_groups(batches):
         for batch in batches:
             maybe_fail("extract", inject)
-            for paths, sizes in zip(batch.column("paths").to_pylist(), batch.column("sizes").to_pylist()):
+            for group, paths, sizes in zip(
+                batch.column("group").to_pylist(), batch.column("paths").to_pylist(), batch.column("sizes").to_pylist()
+            ):
+                reading = _Reading(progress, Sender(progress.address, str(group)))
                 for path, size in zip(paths, sizes):
+                    items = is_item_file(path) and not is_crawl_file(path)
                     rows = (
                         item_rows(path, extract_cfg.text_column, extract_cfg.id_column, extract_cfg.max_decoded_bytes)
-                        if is_item_file(path) and not is_crawl_file(path)
+                        if items
                         else file_rows(path, extract_cfg, code)
                     )
-                    yield from rows_to_batches(_counted(rows, size, bytes_acc, records_acc))
+                    yield from rows_to_batches(reading.rows(rows, size, offsets=not items))
 
     return task_list(spark, groups).mapInArrow(read_groups, spark_schema(schemas.EXTRACT_ROWS)), len(groups)
 
@@ -75,13 +81,28 @@ def task_list(spark: SparkSession, groups: list[list[tuple[str, int]]]) -> DataF
     return spark.createDataFrame(rdd, "group long, paths array<string>, sizes array<long>")
 
 
-def _counted(rows, size: int, bytes_acc, records_acc):
-    """rows as they are; a file's bytes and records go to the progress accumulators at its end."""
-    for row in rows:
-        if bytes_acc is not None and row.get("kind") == "file":
-            bytes_acc.add(size)
-            records_acc.add(row["records_seen"])
-        yield row
+class _Reading:
+    """A task's reading of its files, told as it goes: each file's bytes and records to the
+    accumulators at its end; the task's bytes so far (files done, and the current one up to its
+    latest record's offset) and records to the driver's beacon while it reads."""
+
+    def __init__(self, counters: ReadCounters, sender: Sender) -> None:
+        self.counters, self.sender = counters, sender
+        self.done_bytes = self.records = 0
+
+    def rows(self, rows, size: int, offsets: bool):
+        for row in rows:
+            if row.get("kind") == "file":
+                if self.counters.bytes is not None:
+                    self.counters.bytes.add(size)
+                    self.counters.records.add(row["records_seen"])
+                self.done_bytes += size
+                self.sender.send(self.done_bytes, self.records, force=True)
+            else:
+                self.records += 1
+                at = min(row.get("offset") or 0, size) if offsets else 0  # an item's offset is its line
+                self.sender.send(self.done_bytes + at, self.records)
+            yield row
 
 
 def _project(rows: DataFrame, table: str, mapping: list[tuple[str, str]]) -> DataFrame:
