@@ -11,7 +11,7 @@ pages. So:
   report's (a pair that reaches even that is counted as incomplete, never passed as done);
 - **repeat_spans** finds, in a copy, every other occurrence of the normalized text of a passage it
   loses (a paragraph pasted 40 times where the source has it once): the same text, so a copy of
-  the same source passage;
+  the same source passage; needed only where a hash repeats past the cap (repeats_unseeded);
 - **needed_sources** says, of the passages a copy loses, which must stay in their source: a
   source keeps what a later page lost to it (but what the later page would lose as its own
   template) even where that text is the source's template, else --strip-template would cut it
@@ -134,6 +134,16 @@ def _shared_seeds(
         out_a.append(np.repeat(occ_a, len(occ_b)))
         out_b.append(np.tile(occ_b, len(occ_a)))
     return np.concatenate(out_a), np.concatenate(out_b)
+
+
+def repeats_unseeded(text: str, w, max_repeats: int) -> bool:
+    """Whether a fingerprint hash of text occurs more than max_repeats times in it (w: the
+    WinnowConfig), so that its later occurrences seeded no passage (pairing.max_repeats); where
+    none does, every occurrence was a seed and repeat_spans has nothing to add."""
+    if max_repeats <= 0:
+        return False
+    hashes, _ = fingerprint(text, k=w.k, w=w.w, robust=w.robust, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
+    return bool(len(hashes)) and int(np.unique(hashes, return_counts=True)[1].max()) > max_repeats
 
 
 def repeat_spans(

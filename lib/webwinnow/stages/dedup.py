@@ -42,7 +42,7 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..analysis.boilerplate import is_boilerplate
-from ..analysis.cuts import all_spans, needed_sources, outside, repeat_spans, unit_span
+from ..analysis.cuts import all_spans, needed_sources, outside, repeat_spans, repeats_unseeded, unit_span
 from ..analysis.removal import cut, merge_spans, original_spans, span_chars, subtract_spans
 from ..analysis.template import template_intervals
 from ..config import RunConfig
@@ -107,10 +107,12 @@ def dedup_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: 
         for r in rows:
             text = r["text"] or ""
             n = len(text)
-            lost = [(c["start"], c["end"]) for c in r["cuts"] or ()]
-            # a passage pasted again in the copy seeds nothing past pairing.max_repeats: its other
-            # occurrences are the same copy of the same source
-            copies = merge_spans(lost + repeat_spans(text, merge_spans(lost, n), min_passage, w.unit, w.lexer), n)
+            lost = sorted({(c["start"], c["end"]) for c in r["cuts"] or ()})
+            copies = merge_spans(lost, n)
+            if copies and repeats_unseeded(text, w, cfg.pairing.max_repeats):
+                # a passage pasted again in the copy seeds nothing past pairing.max_repeats: its
+                # other occurrences are the same copy of the same source
+                copies = merge_spans(copies + repeat_spans(text, lost, min_passage, w.unit, w.lexer), n)
             sources = sorted({c["source"] for c in r["cuts"] or ()})
             keep: list[tuple[int, int]] = []
             if r["keep"]:
@@ -296,10 +298,14 @@ def run(ctx: StageContext) -> dict:
     if any_capped:
         # A pair that hit the passage search's cap is grown again, whole: the passages table reports
         # at most max_spans passages of a pair, and dedup must cut every one (analysis.cuts).
-        capped = edges.filter("capped").select("doc_id", "source", "source_order").distinct()
+        # few pairs: broadcast to the documents rather than the documents' texts shuffled to them
+        capped = F.broadcast(edges.filter("capped").select("doc_id", "source", "source_order").distinct())
         texts = docs.select("doc_id", "text")
-        regrow_in = capped.join(texts, "doc_id").join(
-            texts.select(F.col("doc_id").alias("source"), F.col("text").alias("source_text")), "source"
+        regrow_in = texts.join(capped, "doc_id").join(
+            texts.select(F.col("doc_id").alias("source"), F.col("text").alias("source_text")).join(
+                F.broadcast(capped.select("source").distinct()), "source"
+            ),
+            "source",
         )
 
         def regrown(batches):
