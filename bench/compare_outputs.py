@@ -28,8 +28,9 @@ TABLES = (
     "template_pairs",
     "passages",
     "clusters",
-    "deduped",
 )
+#: Tables of an optional stage, compared when both outputs have them.
+OPTIONAL = ("deduped",)
 
 
 def sorted_table(folder: Path) -> pa.Table:
@@ -44,7 +45,7 @@ def main(argv: list[str]) -> int:
         return 2
     before, after = map(Path, argv)
     failed = 0
-    for name in TABLES:
+    for name in TABLES + OPTIONAL:
         if not (before / name).is_dir() or not (after / name).is_dir():
             continue
         a, b = sorted_table(before / name), sorted_table(after / name)

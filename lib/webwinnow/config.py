@@ -136,7 +136,7 @@ class PassagesConfig:
 
     max_spans: int = 1000  # passages per pair
     max_compared: int = 20_000_000  # units (characters, words or tokens) compared per pair while growing passages
-    min_content: int = 0  # a pair shares content when a passage holds this many units outside template; 0 = k
+    min_content: int = 0  # a pair shares content when a passage holds a run of this many units outside template; 0 = w
 
     def __post_init__(self) -> None:
         _check_ints("passages", self, {"max_spans": 1, "max_compared": 1, "min_content": 0})

@@ -161,11 +161,11 @@ COPIED = [
     ("content_chars_b", pa.int64()),
     ("content_share_a", pa.float64()),  # content_chars_a / doc_a's normalized characters
     ("content_share_b", pa.float64()),
-    ("longest_content", pa.int64()),  # the most content one passage holds on both sides (min of a and b)
+    ("longest_content", pa.int64()),  # the longest run of content one passage holds on both sides (min of a and b)
 ]
 
-#: Pairs that share content: a passage with at least k normalized characters outside template on
-#: both sides. What the report, the clusters and dedup read.
+#: Pairs that share content: a passage with a run of at least passages.min_content (w) consecutive
+#: normalized characters outside template on both sides. What the report, the clusters and dedup read.
 PAIRS = pa.schema([*CANDIDATE_PAIRS, *COPIED])
 
 #: The candidate pairs that do not: every copied passage is (nearly all) template, or no shared
@@ -191,6 +191,10 @@ PASSAGES = pa.schema(
         # normalized characters of the span outside each side's template text
         ("content_chars_a", pa.int64()),
         ("content_chars_b", pa.int64()),
+        # the longest run of them: consecutive units outside the side's template text (what decides
+        # a content pair: a template block's ragged edges make many content characters, never a long run)
+        ("content_run_a", pa.int64()),
+        ("content_run_b", pa.int64()),
         ("source", pa.string()),  # the pair's likely original side ("a", "b", "tie", "unknown"): see PAIRS
         ("source_basis", pa.string()),
     ]

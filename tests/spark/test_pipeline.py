@@ -351,10 +351,19 @@ def _naive_template(norm_positions: list[int], boilerplate: list[bool], k: int, 
     return mask
 
 
+def _longest_false(flags: list[bool]) -> int:
+    best = run = 0
+    for f in flags:
+        run = 0 if f else run + 1
+        best = max(best, run)
+    return best
+
+
 def test_pairs_share_content_and_template_pairs_only_template(sample_run):
     """Every candidate pair judged from scratch: spans grown character by character from its seeds
     below the cap, each side's template text marked by its definition. A pair is in `pairs` exactly
-    when a span holds at least k content characters on both sides, and the content counts agree."""
+    when a span holds a run of at least w consecutive content characters on both sides (a template
+    block's ragged edges hold up to w - 1), and the content counts agree."""
     from naive import normalize
 
     k, w = 50, 100
@@ -399,7 +408,17 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
                 while e < len(ca) and f < len(cb) and ca[e] == cb[f]:
                     e, f = e + 1, f + 1
                 out.add(
-                    (oa[i], oa[e - 1] + 1, ob[j], ob[f - 1] + 1, e - i, sum(not t for t in ta[i:e]), sum(not t for t in tb[j:f]))
+                    (
+                        oa[i],
+                        oa[e - 1] + 1,
+                        ob[j],
+                        ob[f - 1] + 1,
+                        e - i,
+                        sum(not t for t in ta[i:e]),
+                        sum(not t for t in tb[j:f]),
+                        _longest_false(ta[i:e]),
+                        _longest_false(tb[j:f]),
+                    )
                 )
                 ranges.setdefault((a, b), set()).add((i, e, j, f))
         return out
@@ -413,12 +432,25 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
     passages: dict[tuple[int, int], set] = {}
     for p in _table(sample_run, "passages").to_pylist():
         passages.setdefault((p["doc_a"], p["doc_b"]), set()).add(
-            (p["start_a"], p["end_a"], p["start_b"], p["end_b"], p["length"], p["content_chars_a"], p["content_chars_b"])
+            tuple(
+                p[c]
+                for c in (
+                    "start_a",
+                    "end_a",
+                    "start_b",
+                    "end_b",
+                    "length",
+                    "content_chars_a",
+                    "content_chars_b",
+                    "content_run_a",
+                    "content_run_b",
+                )
+            )
         )
     assert set(passages) == set(pairs)
     for key in sorted(candidates):
         want = spans(*key)
-        content = any(min(ca, cb) >= k for *_, ca, cb in want)
+        content = any(min(ra, rb) >= w for *_, ra, rb in want)
         assert (key in pairs) == content, (key, want)
         if key in pairs:
             assert passages[key] == want, key
@@ -428,7 +460,7 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
             assert (p["copied_chars_a"], p["copied_chars_b"]) == (len(covered_a), len(covered_b))
             assert p["content_chars_a"] == sum(not side(key[0])[2][x] for x in covered_a)
             assert p["content_chars_b"] == sum(not side(key[1])[2][x] for x in covered_b)
-            assert p["longest_content"] == max(min(s[5], s[6]) for s in want) >= k
+            assert p["longest_content"] == max(min(s[7], s[8]) for s in want) >= w
             assert p["content_share_a"] == pytest.approx(p["content_chars_a"] / len(side(key[0])[0]))
         else:
             assert template[key]["reason"] == ("template" if want else "no_passage")
@@ -466,13 +498,14 @@ def test_min_content_moves_pairs_with_less_content_to_template_pairs(sample_run,
 
     out = tmp_path / "copy"
     shutil.copytree(sample_run, out)
-    strict = tmp_path / "strict.toml"
-    strict.write_text("[passages]\nmin_content = 149\n")
-    _run(["passages", "--out", str(out), "--conf", str(CONF), "--conf", str(strict)])
     before = {(p["doc_a"], p["doc_b"]): p["longest_content"] for p in _table(sample_run, "pairs").to_pylist()}
+    cut = sorted(before.values())[len(before) // 2]  # half the sample's content pairs hold a shorter run
+    strict = tmp_path / "strict.toml"
+    strict.write_text(f"[passages]\nmin_content = {cut}\n")
+    _run(["passages", "--out", str(out), "--conf", str(CONF), "--conf", str(strict)])
     after = {(p["doc_a"], p["doc_b"]) for p in _table(out, "pairs").to_pylist()}
     template = {(p["doc_a"], p["doc_b"]) for p in _table(out, "template_pairs").to_pylist()}
-    assert after == {key for key, longest in before.items() if longest >= 149}
+    assert after == {key for key, longest in before.items() if longest >= cut}
     assert 0 < len(after) < len(before) and template == set(before) - after | {
         (p["doc_a"], p["doc_b"]) for p in _table(sample_run, "template_pairs").to_pylist()
     }

@@ -230,3 +230,20 @@ def test_batch_passages_equal_whole_text_passages_or_say_truncated(margin, max_s
         np.testing.assert_allclose(got.boilerplate[mine], want[order], equal_nan=True)
     if margin >= 40:  # windows wide enough settle nearly every pair; margin 0 settles few or none
         assert settled >= 30
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), min_size=0, max_size=80), st.data())
+def test_a_spans_longest_content_run_is_its_longest_stretch_outside_template(template, data):
+    from webwinnow.analysis.spans import _longest_free
+
+    n = len(template)
+    start = data.draw(st.integers(0, n))
+    end = data.draw(st.integers(start, n))
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], np.array(template, np.int64), [0]])))
+    lo, hi = edges[0::2].astype(np.int64), edges[1::2].astype(np.int64)
+    best = run = 0
+    for t in template[start:end]:
+        run = 0 if t else run + 1
+        best = max(best, run)
+    assert _longest_free(lo, hi, 0, len(lo), start, end) == best

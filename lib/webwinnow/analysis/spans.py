@@ -241,6 +241,22 @@ def _covered(lo, hi, first, last, start, end):
 
 
 @njit(**JIT_OPTIONS)
+def _longest_free(lo, hi, first, last, start, end):
+    """The longest run of consecutive units of [start, end) outside the sorted, disjoint intervals
+    lo/hi[first:last]: a span's longest stretch of content (its template's ragged edges, up to
+    w - 1 units, are never w long)."""
+    best = 0
+    at = start
+    for i in range(first + np.searchsorted(hi[first:last], start, side="right"), last):
+        if lo[i] >= end:
+            break
+        if lo[i] > at:
+            best = max(best, lo[i] - at)
+        at = max(at, hi[i])
+    return max(best, end - at)
+
+
+@njit(**JIT_OPTIONS)
 def _union_content(starts, lengths, lo, hi, first, last):
     """(characters in the union of the spans [starts, starts + lengths), those of them outside the
     sorted, disjoint intervals lo/hi[first:last]): what a pair copied of one text, counted once
@@ -331,7 +347,7 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
 
     a and b are the pairs' two Sides, seeds and marks (the a-windows' fingerprints) as above.
     The windows are cut into units (CHAR, WORD) here; CODE units come made. Returns per span
-    (pair, start_a, end_a, start_b, end_b, length, content_a, content_b), its boilerplate share
+    (pair, start_a, end_a, start_b, end_b, length, content_a, content_b, run_a, run_b), its boilerplate share
     or NaN, and per pair (capped, truncated) and (copied_a, content_a, copied_b, content_b) over
     the union of its spans on each side, lengths in units.
     """
@@ -348,7 +364,7 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
         capacity += min(max_spans, seed_offsets[p + 1] - seed_offsets[p])
         longest = max(longest, ends_a[p] - starts_a[p] + 64, ends_b[p] - starts_b[p] + 64)
     pair = np.empty(capacity, dtype=np.int64)
-    cols = np.empty((capacity, 7), dtype=np.int64)
+    cols = np.empty((capacity, 9), dtype=np.int64)
     share = np.empty(capacity, dtype=np.float64)
     capped = np.zeros(npairs, dtype=np.bool_)
     truncated = np.zeros(npairs, dtype=np.bool_)
@@ -421,6 +437,8 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
             cols[count, 4] = length
             cols[count, 5] = length - _covered(tpl_lo_a, tpl_hi_a, tpl_offsets_a[p], tpl_offsets_a[p + 1], x, x + length)
             cols[count, 6] = length - _covered(tpl_lo_b, tpl_hi_b, tpl_offsets_b[p], tpl_offsets_b[p + 1], y, y + length)
+            cols[count, 7] = _longest_free(tpl_lo_a, tpl_hi_a, tpl_offsets_a[p], tpl_offsets_a[p + 1], x, x + length)
+            cols[count, 8] = _longest_free(tpl_lo_b, tpl_hi_b, tpl_offsets_b[p], tpl_offsets_b[p + 1], y, y + length)
             inside = 0
             flagged = 0
             for f in range(np.searchsorted(fp_pos[f_lo:f_hi], cols[count, 0]) + f_lo, f_hi):
@@ -445,6 +463,8 @@ class BatchPassages:
     length: np.ndarray
     content_a: np.ndarray  # normalized characters of the span outside a's template text
     content_b: np.ndarray
+    run_a: np.ndarray  # the longest run of them: consecutive units outside a's template text
+    run_b: np.ndarray
     boilerplate: np.ndarray
     capped: np.ndarray  # per pair
     truncated: np.ndarray  # per pair: a span reached an open window edge; its spans are omitted
@@ -552,6 +572,8 @@ def batch_passages(
         length=cols[:, 4].copy(),
         content_a=cols[:, 5].copy(),
         content_b=cols[:, 6].copy(),
+        run_a=cols[:, 7].copy(),
+        run_b=cols[:, 8].copy(),
         boilerplate=share,
         capped=capped,
         truncated=truncated,

@@ -17,11 +17,14 @@ the text. Filling the gaps makes a page's navigation bar template from end to en
 stretch of content longer than g − k characters between two template blocks stays content.
 
 A copied span's **content** on one side is its characters outside that side's template text. A
-pair is a content pair when one of its passages holds at least k content characters on both
-sides. The guarantee is kept: a shared passage of at least t = w + k − 1 characters with no
-template character holds a fingerprint whose hash is below the cap (a boilerplate one would make
-its characters template), so it seeds the pair and grows into a span of at least t content
-characters.
+pair is a content pair when one of its passages holds a run of at least w consecutive content
+characters on both sides (passages.min_content), not merely w of them: the ragged edges of a
+template block (up to w − 1 characters before its first boilerplate fingerprint, and after its
+last k-gram's end) are content by this definition, and two pages sharing a navigation bar would
+otherwise share "content" at both its ends. The guarantee is kept: a shared passage of at least
+t = w + k − 1 characters with no template character holds a fingerprint whose hash is below the
+cap (a boilerplate one would make its characters template), so it seeds the pair and grows into
+a span holding a run of at least t ≥ w content characters.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ capped = true. Each span also gets its content characters on each side (those ou
 side's template text: webwinnow.analysis.template) and the share of its fingerprints that are
 boilerplate hashes.
 
-A candidate pair is a content pair, in `pairs`, when one of its passages holds at least k
-content characters on both sides; `passages` holds their spans. The others (a k-gram
+A candidate pair is a content pair, in `pairs`, when one of its passages holds a run of at least
+passages.min_content (w) consecutive content characters on both sides; `passages` holds their
+spans. The others (a k-gram
 straddling the end of a navigation bar and the first word of the page falls below the cap, and
 the span it grows into is all template) go to `template_pairs` with their reason: counted,
 never paired, never clustered.
@@ -331,6 +332,8 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         ("length", "length"),
         ("content_chars_a", "content_a"),
         ("content_chars_b", "content_b"),
+        ("content_run_a", "run_a"),
+        ("content_run_b", "run_b"),
     ):
         columns[name] = np.concatenate([getattr(found, field), np.zeros(n_redo, np.int64)])
     return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type, from_pandas=True) for f in GROWN], schema=GROWN)
@@ -485,17 +488,20 @@ def run(ctx: StageContext) -> dict:
 
 
 def min_content(cfg: RunConfig) -> int:
-    """Content characters (on both sides) one passage must hold for its pair to share content."""
-    return cfg.passages.min_content or cfg.winnow.k
+    """Consecutive content units (on both sides) one passage must hold for its pair to share
+    content: w by default. A template block's ragged edges (the up to w - 1 units between its end
+    and its first or last boilerplate fingerprint, which template text does not cover) are never w
+    long, and a copy of t = w + k - 1 units, the guarantee's length, always is."""
+    return cfg.passages.min_content or cfg.winnow.w
 
 
 def judge_pairs(spark: SparkSession, out: str, found):
     """Every candidate pair with what its passages copied (PAIRS columns): a content pair when
-    longest_content >= min_content (k by default)."""
+    longest_content >= min_content (w by default)."""
     copied = found.groupBy("doc_a", "doc_b").agg(
         F.count(F.lit(1)).alias("passages"),
         *(F.max(f"pair_{name}").alias(name) for name in UNION),
-        F.max(F.least("content_chars_a", "content_chars_b")).alias("longest_content"),
+        F.max(F.least("content_run_a", "content_run_b")).alias("longest_content"),
     )
     counts = ["passages", *UNION, "longest_content"]
     norm = read_documents(spark, out, "doc_stats").select("doc_id", "norm_chars")
