@@ -192,7 +192,7 @@ PASSAGES = pa.schema(
         ("content_chars_a", pa.int64()),
         ("content_chars_b", pa.int64()),
         # the longest run of them: consecutive units outside the side's template text (what decides
-        # a content pair: a template block's ragged edges make many content characters, never a long run)
+        # a content pair: a template block's ragged edges make content characters, never a run of w)
         ("content_run_a", pa.int64()),
         ("content_run_b", pa.int64()),
         ("source", pa.string()),  # the pair's likely original side ("a", "b", "tie", "unknown"): see PAIRS
