@@ -1,9 +1,15 @@
-"""Run `webwinnow run` and measure each stage's peak memory: driver, JVM and Python workers.
+"""Run `webwinnow run` and measure each stage's peak memory and CPU-seconds: driver, JVM and
+Python workers.
 
 The command's stage lines on stderr ("webwinnow: pairs ...") say which stage is running; a thread
 samples the process tree every 0.2 s. Memory is PSS (/proc/PID/smaps_rollup), not RSS: Python
 workers are forked from one daemon and share pages, and summing their RSS would count those pages
-once per worker. Linux only; elsewhere the stage times are still measured and memory is absent.
+once per worker. CPU is each process's utime + stime (/proc/PID/stat), charged by the growth since
+the last sample to the stage running then; a process that ended between two samples is charged by
+its parent's reaped-children time, less what was already seen of it (the JVM is not reaped by the
+driver, so the run's own rusage cannot give the total). CPU-seconds stay comparable on a busy
+machine where wall time does not. Linux only; elsewhere the stage times are still measured and memory and
+CPU are absent.
 """
 
 from __future__ import annotations
@@ -26,6 +32,21 @@ class StagePeaks:
 
     peaks: dict[str, dict[str, float]] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
+    #: CPU-seconds per stage and role (driver, jvm, workers)
+    cpu: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def charge(self, stage: str, role: str, seconds: float) -> None:
+        cell = self.cpu.setdefault(stage, {r: 0.0 for r in ROLES})
+        cell[role] += seconds
+
+    def stage_cpu(self, stage: str) -> float:
+        return sum((self.cpu.get(stage) or {}).values())
+
+    def total_cpu(self) -> float:
+        return sum(self.stage_cpu(stage) for stage in self.cpu)
+
+    def role_cpu(self, role: str) -> float:
+        return sum(cell[role] for cell in self.cpu.values())
 
     def add(self, stage: str, role: str, mib: float) -> None:
         if stage not in self.peaks:
@@ -49,18 +70,28 @@ def _pss_mib(pid: int) -> float | None:
     return None
 
 
-def _children() -> dict[int, list[int]]:
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _children() -> tuple[dict[int, list[int]], dict[int, tuple[float, float]]]:
+    """Each process's children, and its CPU-seconds: (own, reaped children's)."""
     kids: dict[int, list[int]] = {}
+    cpu: dict[int, tuple[float, float]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as fh:
-                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            ppid = int(fields[1])
+            # fields after the name: state ppid ... utime(11) stime(12) cutime(13) cstime(14)
+            own = (int(fields[11]) + int(fields[12])) / _TICK
+            reaped = (int(fields[13]) + int(fields[14])) / _TICK
         except (OSError, ValueError, IndexError):
             continue
         kids.setdefault(ppid, []).append(int(entry))
-    return kids
+        cpu[int(entry)] = (own, reaped)
+    return kids, cpu
 
 
 def _role(pid: int) -> str | None:
@@ -77,20 +108,36 @@ def _role(pid: int) -> str | None:
 
 
 def _sample(root: int, state: dict, peaks: StagePeaks) -> None:
-    kids = _children()
+    kids, cpu = _children()
     totals = {"driver": _pss_mib(root) or 0.0, "jvm": 0.0, "workers": 0.0}
     worker_max = 0.0
-    stack = list(kids.get(root, []))
-    while stack:
-        pid = stack.pop()
-        stack.extend(kids.get(pid, []))
-        role = _role(pid)
-        mib = _pss_mib(pid) if role else None
-        if role and mib is not None:
-            totals[role] += mib
-            if role == "workers":
-                worker_max = max(worker_max, mib)
     stage = state["stage"]
+    seen: dict[int, tuple[str, int, float, float]] = {}  # pid -> role, parent, own, reaped
+    stack = [(root, 0)]
+    while stack:
+        pid, parent = stack.pop()
+        stack.extend((kid, pid) for kid in kids.get(pid, []))
+        role = "driver" if pid == root else _role(pid)
+        if pid != root:
+            mib = _pss_mib(pid) if role else None
+            if role and mib is not None:
+                totals[role] += mib
+                if role == "workers":
+                    worker_max = max(worker_max, mib)
+        own, reaped = cpu.get(pid, (0.0, 0.0))
+        # a process of no role of its own (spark-submit's shell) counts with its parent's
+        seen[pid] = (role or (seen[parent][0] if parent in seen else "driver"), parent, own, reaped)
+    before = state.setdefault("cpu", {})
+    ended = [pid for pid in before if pid not in seen]
+    for pid, (role, parent, own, reaped) in seen.items():
+        _, _, own0, reaped0 = before.get(pid, (role, parent, 0.0, 0.0))
+        peaks.charge(stage, role, max(0.0, own - own0))
+        # what ended children used after the last sample saw them
+        gone = [before[c] for c in ended if before[c][1] == pid]
+        unseen = (reaped - reaped0) - sum(c[2] + c[3] for c in gone)
+        if unseen > 0:
+            peaks.charge(stage, gone[0][0] if gone else role, unseen)
+    state["cpu"] = seen
     for role, mib in totals.items():
         peaks.add(stage, role, mib)
     peaks.add(stage, "worker_max", worker_max)
@@ -99,7 +146,7 @@ def _sample(root: int, state: dict, peaks: StagePeaks) -> None:
 def run_monitored(cmd: list[str], interval: float = 0.2, env: dict | None = None) -> tuple[float, StagePeaks, str]:
     """Run cmd (a `webwinnow run` without -q); return wall seconds, stage peaks and its stderr."""
     peaks = StagePeaks()
-    state = {"stage": "setup"}
+    state: dict = {"stage": "setup"}
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     done = threading.Event()
@@ -126,3 +173,49 @@ def run_monitored(cmd: list[str], interval: float = 0.2, env: dict | None = None
     if code != 0:
         raise SystemExit(f"# {' '.join(cmd)} failed ({code}):\n" + "".join(lines[-20:]))
     return wall, peaks, "".join(lines)
+
+
+def print_cpu(peaks: StagePeaks, mb: float, label: str = "pipeline") -> None:
+    """CPU-seconds per stage and role, and per MB of HTML."""
+    print(f"# {label} CPU-seconds by stage (driver, JVM, workers) and per MB of HTML ({mb:.1f} MB)")
+    for stage in peaks.order:
+        cell = peaks.cpu.get(stage) or {r: 0.0 for r in ROLES}
+        total = sum(cell.values())
+        print(
+            f"{label}  cpu {stage:<12} {total:7.1f} CPU-s  ({cell['driver']:6.1f} {cell['jvm']:6.1f} {cell['workers']:6.1f})"
+            f"  {total / mb if mb else 0:7.4f} CPU-s/MB"
+        )
+    total = peaks.total_cpu()
+    print(
+        f"{label}  cpu whole run    {total:7.1f} CPU-s  ({peaks.role_cpu('driver'):6.1f} {peaks.role_cpu('jvm'):6.1f} "
+        f"{peaks.role_cpu('workers'):6.1f})  {total / mb if mb else 0:7.4f} CPU-s/MB"
+    )
+
+
+def html_mb(out: str) -> float:
+    """MB of HTML a run read: its documents' html_bytes."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    return (pc.sum(pq.read_table(os.path.join(out, "documents"), columns=["html_bytes"])["html_bytes"]).as_py() or 0) / 1e6
+
+
+def main() -> int:
+    """python bench/stage_monitor.py webwinnow run INPUT... --out OUT: the run's CPU and memory by stage."""
+    import sys
+
+    cmd = sys.argv[1:]
+    if "--out" not in cmd:
+        raise SystemExit("usage: stage_monitor.py webwinnow run INPUT... --out OUT [options]")
+    wall, peaks, _ = run_monitored(cmd)
+    mb = html_mb(cmd[cmd.index("--out") + 1])
+    print(
+        f"# {wall:.1f} s wall; peak PSS MiB: driver {peaks.overall('driver'):.0f}, JVM {peaks.overall('jvm'):.0f}, "
+        f"workers {peaks.overall('workers'):.0f}"
+    )
+    print_cpu(peaks, mb)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -84,6 +84,7 @@ class Plan:
         self.index = request.index
         self.manifest: Any = None
         self.running = ""  # the stage running now (what a crash message names)
+        self.handoff: dict[str, Any] = {}  # what a stage leaves the later ones (StageContext.handoff)
 
     @property
     def final(self) -> str:
@@ -321,6 +322,7 @@ def _run_in(plan: Plan, console: Console) -> dict:
             progress.end()
     finally:
         progress.stop()
+        _drop_unused(plan)
         try:
             if owned:  # a notebook's session stays the notebook's
                 spark.stop()
@@ -342,6 +344,17 @@ def _run_in(plan: Plan, console: Console) -> dict:
     return summary
 
 
+def _drop_unused(plan: Plan) -> None:
+    """Tables a stage made for a later one that did not take them (it was kept from an
+    interrupted run, or the command failed first): they are never published."""
+    from ..outputs.tables import drop_staged
+
+    for made in plan.handoff.values():
+        for table in made.get("tables", ()):
+            drop_staged(plan.folder.location, table)
+    plan.handoff.clear()
+
+
 def _run_stage(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, progress: Any) -> dict:
     module = importlib.import_module(s.module)
     counters = None
@@ -359,6 +372,8 @@ def _run_stage(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, progress: Any) 
         index=plan.index,
         manifest=plan.manifest,
         progress=counters,
+        later=tuple(x.name for x in plan.stages[plan.stages.index(s) + 1 :]),
+        handoff=plan.handoff,
     )
     return dict(module.run(ctx))
 

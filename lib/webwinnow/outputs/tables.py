@@ -52,18 +52,58 @@ def write_table(
         else:
             writer.parquet(path)
 
+    folder = stage_table(out, table, create=False)
+    save(folder)
+    finish_table(out, table, cfg, stage, extra)
+    return table_path(out, table)
+
+
+def stage_table(out: str, table: str, create: bool = True) -> str:
+    """Where a new DIR/table is built, emptied: a hidden sibling locally (swapped in by
+    finish_table), the table's own folder in a generation on a store (unread until committed).
+    Refuses a folder of that name that webwinnow did not make."""
     if storage.is_uri(str(out)):
-        save(table_path(out, table))
-        _finish_in_place(table_path(out, table), table, cfg, stage, extra)
-        return table_path(out, table)
+        target = table_path(out, table)
+        storage.delete_tree(target)  # an inherited pointer, or an unfinished try
+        if create:
+            fs, path = storage.locate(target)
+            fs.create_dir(path, recursive=True)  # a folder where folders exist; nothing on object stores
+        return target
     final = Path(table_path(out, table))
     if final.exists() and not (final / TABLE_META).is_file():
         raise UserError(f"{final} exists and is not a webwinnow table (no {TABLE_META}): move it away and rerun")
     staging = final.parent / f".{table}.incomplete"
     shutil.rmtree(staging, ignore_errors=True)
-    save(str(staging))
-    _finish(staging, final, table, cfg, stage, extra)
-    return str(final)
+    if create:
+        staging.mkdir(parents=True)
+    return str(staging)
+
+
+def finish_table(out: str, table: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None = None) -> None:
+    """Publish the table built in stage_table's folder, with its metadata."""
+    if storage.is_uri(str(out)):
+        _finish_in_place(table_path(out, table), table, cfg, stage, extra)
+        return
+    staging = Path(table_path(out, f".{table}.incomplete"))
+    for leftover in staging.glob(".part-*.tmp"):  # a failed task attempt's unfinished part
+        leftover.unlink()
+    (staging / "_SUCCESS").touch()
+    _finish(staging, Path(table_path(out, table)), table, cfg, stage, extra)
+
+
+def drop_staged(out: str, table: str) -> None:
+    """Forget a table stage_table began (a stage that decided not to publish it)."""
+    if storage.is_uri(str(out)):
+        storage.delete_tree(table_path(out, table))
+    else:
+        shutil.rmtree(table_path(out, f".{table}.incomplete"), ignore_errors=True)
+
+
+def staged(out: str, table: str) -> bool:
+    """Whether stage_table's folder for the table is there (not yet published)."""
+    if storage.is_uri(str(out)):
+        return storage.info(table_path(out, table)) is not None and table_meta(out, table) is None
+    return Path(table_path(out, f".{table}.incomplete")).is_dir()
 
 
 def write_arrow(table, out: str, name: str, cfg: RunConfig, stage: str, extra: dict[str, Any] | None = None) -> str:
@@ -71,23 +111,11 @@ def write_arrow(table, out: str, name: str, cfg: RunConfig, stage: str, extra: d
     like write_table: one Parquet file, zstd, moved into place only when complete. No Spark job."""
     import pyarrow.parquet as pq
 
-    if storage.is_uri(str(out)):
-        fs, path = storage.locate(table_path(out, name))
-        storage.delete_tree(table_path(out, name))  # an inherited pointer, or an unfinished try
-        fs.create_dir(path, recursive=True)  # a folder where folders exist; nothing on object stores
-        pq.write_table(table, f"{path}/part-00000.zstd.parquet", compression="zstd", filesystem=fs)
-        _finish_in_place(table_path(out, name), name, cfg, stage, extra)
-        return table_path(out, name)
-    final = Path(table_path(out, name))
-    if final.exists() and not (final / TABLE_META).is_file():
-        raise UserError(f"{final} exists and is not a webwinnow table (no {TABLE_META}): move it away and rerun")
-    staging = final.parent / f".{name}.incomplete"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    pq.write_table(table, staging / "part-00000.zstd.parquet", compression="zstd")
-    (staging / "_SUCCESS").touch()
-    _finish(staging, final, name, cfg, stage, extra)
-    return str(final)
+    folder = stage_table(out, name)
+    fs, path = storage.locate(folder)
+    pq.write_table(table, f"{path}/part-00000.zstd.parquet", compression="zstd", filesystem=fs)
+    finish_table(out, name, cfg, stage, extra)
+    return table_path(out, name)
 
 
 def write_folder(out: str, name: str, build: Callable[[str], Any]) -> str:

@@ -191,6 +191,9 @@ class StageContext:
     and writes its tables. inputs: the crawl files (a stage that reads no table); exclude: the
     --exclude files; index and manifest: the index a check reads; progress: the counters
     (stages._beacon.ReadCounters) the progress lines follow (a stage that reads the crawl).
+    later: the stages the command runs after this one; handoff: what a stage leaves the later
+    ones of the same command (extract's fingerprints, made as the texts were read), one dict
+    for the whole command.
     """
 
     spark: Any
@@ -201,6 +204,8 @@ class StageContext:
     index: str = ""
     manifest: Any = None
     progress: Any = None
+    later: tuple[str, ...] = ()
+    handoff: dict[str, Any] = field(default_factory=dict)
 
     @property
     def out(self) -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from pyspark import StorageLevel
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -19,11 +20,17 @@ from ..crawl.inputs import InputFile, group_inputs, is_crawl_file, is_item_file
 from ..crawl.items import item_rows
 from ..crawl.records import file_rows, rows_to_batches
 from ..errors import TooManyFailures
-from ..outputs.tables import write_table
+from ..outputs.parts import PartWriter
+from ..outputs.tables import drop_staged, finish_table, stage_table
 from . import StageContext
 from ._beacon import ReadCounters, Sender
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_table, spark_schema
+
+#: What each task tells the driver: its group's counts (the rows themselves it wrote as Parquet).
+TASK_COUNTS = ("files", "records", "parsed", "skipped", "failed", "flagged", "failed_files")
+FINGERPRINT_COUNTS = ("documents", "fingerprints", "kgrams", "norm_chars")
+_TASK_SCHEMA = pa.schema([("group", pa.int64()), *((name, pa.int64()) for name in TASK_COUNTS + FINGERPRINT_COUNTS)])
 
 
 @dataclass(frozen=True)
@@ -38,8 +45,13 @@ class ExtractResult:
     failed_files: int
 
 
-def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, progress=None) -> tuple[DataFrame, int]:
-    """The EXTRACT_ROWS DataFrame for the inputs, and the number of tasks it runs in.
+def read_crawl(
+    spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, folders: dict[str, str], progress=None
+) -> tuple[dict[str, int], int]:
+    """Read the inputs in tasks that write the tables of `folders` (staged: outputs.tables.stage_table)
+    themselves: ledger and documents, and fingerprints and doc_stats when those are staged too (the
+    command fingerprints next: each text is winnowed where it is read, never written and read back).
+    Returns the tasks' counts summed, and the number of tasks.
 
     progress: optional ReadCounters: accumulators that tasks add to as they finish files, and
     the driver's beacon they report to as they read (stages._beacon).
@@ -48,28 +60,98 @@ def extract_rows(spark: SparkSession, inputs: list[InputFile], cfg: RunConfig, p
     total = sum(max(f.size, 0) for f in inputs)
     target = max(1, min(cfg.extract.task_bytes, -(-total // (2 * spark.sparkContext.defaultParallelism))))
     groups = [[(f.path, max(f.size, 0)) for f in g] for g in group_inputs(inputs, target, cfg.extract.max_files_per_task)]
-    extract_cfg = cfg.extract
-    code = cfg.winnow.unit == "code"  # documents hold their pages' code blocks
+    extract_cfg, winnow = cfg.extract, cfg.winnow
+    code = winnow.unit == "code"  # documents hold their pages' code blocks
     inject = injected_stages(spark)
     progress = progress or ReadCounters(None, None, None)
 
     def read_groups(batches):
         for batch in batches:
             maybe_fail("extract", inject)
+            if "fingerprints" in folders:
+                maybe_fail("fingerprint", inject)
             for group, paths, sizes in zip(
                 batch.column("group").to_pylist(), batch.column("paths").to_pylist(), batch.column("sizes").to_pylist()
             ):
                 reading = _Reading(progress, Sender(progress.address, str(group)))
-                for path, size in zip(paths, sizes):
-                    items = is_item_file(path) and not is_crawl_file(path)
-                    rows = (
-                        item_rows(path, extract_cfg.text_column, extract_cfg.id_column, extract_cfg.max_decoded_bytes)
-                        if items
-                        else file_rows(path, extract_cfg, code)
-                    )
-                    yield from rows_to_batches(reading.rows(rows, size, offsets=not items))
+                parts = _Parts(folders, group, winnow)
+                try:
+                    for path, size in zip(paths, sizes):
+                        items = is_item_file(path) and not is_crawl_file(path)
+                        rows = (
+                            item_rows(path, extract_cfg.text_column, extract_cfg.id_column, extract_cfg.max_decoded_bytes)
+                            if items
+                            else file_rows(path, extract_cfg, code)
+                        )
+                        for rows_batch in rows_to_batches(reading.rows(rows, size, offsets=not items)):
+                            parts.write(rows_batch)
+                    parts.close()
+                except BaseException:
+                    parts.abort()
+                    raise
+                yield parts.counts_batch()
 
-    return task_list(spark, groups).mapInArrow(read_groups, spark_schema(schemas.EXTRACT_ROWS)), len(groups)
+    counts = task_list(spark, groups).mapInArrow(read_groups, spark_schema(_TASK_SCHEMA)).collect()
+    sums = {name: sum(row[name] or 0 for row in counts) for name in TASK_COUNTS + FINGERPRINT_COUNTS}
+    return sums, len(groups)
+
+
+class _Parts:
+    """A task's part of each staged table, and its counts: the rows of EXTRACT_ROWS batches split
+    into ledger and documents, and the ok documents' texts fingerprinted (when fingerprints are staged)."""
+
+    def __init__(self, folders: dict[str, str], group: int, winnow) -> None:
+        self.writers = {t: PartWriter(folder, group, schemas.TABLE_SCHEMAS[t]) for t, folder in folders.items()}
+        self.group, self.winnow = group, winnow
+        self.counts = dict.fromkeys(TASK_COUNTS + FINGERPRINT_COUNTS, 0)
+
+    def write(self, rows: pa.RecordBatch) -> None:
+        table = rows.column("table")
+        ledger = _project(rows.filter(pc.equal(table, "ledger")), schemas.LEDGER, schemas.LEDGER_FROM_ROWS)
+        documents = _project(rows.filter(pc.equal(table, "documents")), schemas.DOCUMENTS, schemas.DOCUMENTS_FROM_ROWS)
+        self.writers["ledger"].write(ledger)
+        self.writers["documents"].write(documents)
+        files = ledger.filter(pc.equal(ledger.column("kind"), "file"))
+        self.counts["files"] += files.num_rows
+        self.counts["failed_files"] += pc.sum(pc.equal(files.column("status"), "failed")).as_py() or 0
+        for name, column in (("records", "records_seen"), *((n, n) for n in ("parsed", "skipped", "failed", "flagged"))):
+            self.counts[name] += pc.sum(files.column(column)).as_py() or 0
+        if "fingerprints" in self.writers:
+            self._fingerprint(documents.filter(pc.equal(documents.column("status"), "ok")))
+
+    def _fingerprint(self, ok: pa.RecordBatch) -> None:
+        from .fingerprint import fingerprint_arrow
+
+        if not ok.num_rows:
+            return
+        w = self.winnow
+        texts = pa.RecordBatch.from_arrays([ok.column("doc_id"), ok.column("text")], names=["doc_id", "text"])
+        rows = fingerprint_arrow(texts, w.k, w.w, w.robust, w.mod_p, w.unit, w.lexer)
+        selected = pc.greater_equal(rows.column("pos"), 0)
+        fps = rows.filter(selected)
+        stats = rows.filter(pc.invert(selected))
+        self.writers["fingerprints"].write(_project(fps, schemas.FINGERPRINTS, [(n, n) for n in schemas.FINGERPRINTS.names]))
+        self.writers["doc_stats"].write(_project(stats, schemas.DOC_STATS, [(n, n) for n in schemas.DOC_STATS.names]))
+        self.counts["documents"] += stats.num_rows
+        self.counts["fingerprints"] += fps.num_rows
+        self.counts["kgrams"] += pc.sum(stats.column("kgrams")).as_py() or 0
+        self.counts["norm_chars"] += pc.sum(stats.column("norm_chars")).as_py() or 0
+
+    def close(self) -> None:
+        for writer in self.writers.values():
+            writer.close()
+
+    def abort(self) -> None:
+        for writer in self.writers.values():
+            writer.abort()
+
+    def counts_batch(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pylist([{"group": self.group, **self.counts}], schema=_TASK_SCHEMA)
+
+
+def _project(rows: pa.RecordBatch, schema: pa.Schema, mapping: list[tuple[str, str]]) -> pa.RecordBatch:
+    """A table's columns of a batch, by (output column, batch column)."""
+    return pa.RecordBatch.from_arrays([rows.column(src) for _, src in mapping], schema=schema)
 
 
 def task_list(spark: SparkSession, groups: list[list[tuple[str, int]]]) -> DataFrame:
@@ -105,25 +187,34 @@ class _Reading:
             yield row
 
 
-def _project(rows: DataFrame, table: str, mapping: list[tuple[str, str]]) -> DataFrame:
-    return rows.filter(F.col("table") == table).select(*[F.col(src).alias(dst) for dst, src in mapping])
-
-
 def run(ctx: StageContext) -> dict:
-    spark, inputs, cfg, out, progress = ctx.spark, list(ctx.inputs), ctx.cfg, ctx.out, ctx.progress
-    rows, tasks = extract_rows(spark, inputs, cfg, progress)
-    # Both tables come from one read of the crawl; the rows are kept until both are written.
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    spark, inputs, cfg, out = ctx.spark, list(ctx.inputs), ctx.cfg, ctx.out
+    # The command fingerprints next: the texts are winnowed as they are read, and the fingerprint
+    # stage publishes what the tasks wrote (ctx.handoff) instead of reading every text back.
+    fuse = "fingerprint" in ctx.later
+    tables = ("ledger", "documents", *(("fingerprints", "doc_stats") if fuse else ()))
+    folders = {t: stage_table(out, t) for t in tables}
     try:
-        inputs_meta = {"inputs": [f.path for f in inputs], "tasks": tasks}
-        # The ledger first: it decides whether the documents may be published at all.
-        write_table(_project(rows, "ledger", schemas.LEDGER_FROM_ROWS), out, "ledger", cfg, "extract", inputs_meta)
-        result = summarize_ledger(spark, out, tasks)
-        if result.files and result.failed_files / result.files > cfg.extract.max_failed_ratio:
-            raise TooManyFailures(_failure_message(spark, out, result, cfg.extract.max_failed_ratio))
-        write_table(_project(rows, "documents", schemas.DOCUMENTS_FROM_ROWS), out, "documents", cfg, "extract", inputs_meta)
-    finally:
-        rows.unpersist()
+        sums, tasks = read_crawl(spark, inputs, cfg, folders, ctx.progress)
+    except BaseException:
+        for t in tables:
+            drop_staged(out, t)
+        raise
+    result = ExtractResult(tasks=tasks, **{name: sums[name] for name in TASK_COUNTS})
+    inputs_meta = {"inputs": [f.path for f in inputs], "tasks": tasks}
+    # The ledger first: it decides whether the documents may be published at all.
+    finish_table(out, "ledger", cfg, "extract", inputs_meta)
+    if result.files and result.failed_files / result.files > cfg.extract.max_failed_ratio:
+        for t in tables[2:] + ("documents",):
+            drop_staged(out, t)
+        raise TooManyFailures(_failure_message(spark, out, result, cfg.extract.max_failed_ratio))
+    finish_table(out, "documents", cfg, "extract", inputs_meta)
+    if fuse:
+        ctx.handoff["fingerprints"] = {
+            "tables": ["fingerprints", "doc_stats"],
+            "winnow": cfg.winnow.identity(),
+            "stats": {name: sums[name] for name in FINGERPRINT_COUNTS},
+        }
     return asdict(result)
 
 
@@ -145,27 +236,3 @@ def _failure_message(spark: SparkSession, out: str, result: ExtractResult, ratio
         lines.append(f"  ... and {result.failed_files - shown} more: see {out}/ledger (kind = 'file', status = 'failed')")
     lines.append("Check the paths and file formats, or raise --max-failed-ratio to accept the losses.")
     return "\n".join(lines)
-
-
-def summarize_ledger(spark: SparkSession, out: str, tasks: int = 0) -> ExtractResult:
-    files = read_table(spark, out, "ledger").filter(F.col("kind") == "file")
-    row = files.agg(
-        F.count("*").alias("files"),
-        F.sum("records_seen").alias("records"),
-        F.sum("parsed").alias("parsed"),
-        F.sum("skipped").alias("skipped"),
-        F.sum("failed").alias("failed"),
-        F.sum("flagged").alias("flagged"),
-        F.sum(F.when(F.col("status") == "failed", 1).otherwise(0)).alias("failed_files"),
-    ).first()
-    assert row is not None  # an aggregation has one row
-    return ExtractResult(
-        files=row["files"],
-        tasks=tasks,
-        records=row["records"] or 0,
-        parsed=row["parsed"] or 0,
-        skipped=row["skipped"] or 0,
-        failed=row["failed"] or 0,
-        flagged=row["flagged"] or 0,
-        failed_files=row["failed_files"] or 0,
-    )

@@ -1,0 +1,67 @@
+"""Parquet part files a Spark task writes itself, into a table the driver staged.
+
+A stage whose rows are made in Python (extract reads the crawl, fingerprints its texts) writes
+them where they are made: handing them to the JVM to write would convert every row (the page
+texts above all) into Spark's rows and back to Parquet, which cost more CPU than reading and
+parsing the crawl (docs/performance.md, issue 29). The driver stages the folder
+(outputs.tables.stage_table) and publishes it whole (finish_table); each task writes one part per
+table, named by its task so a retried task rewrites the same part, never adds a second.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .. import storage
+
+#: Parts are zstd: the same codec as the tables the driver writes (outputs.tables.write_arrow).
+COMPRESSION = "zstd"
+
+
+def part_name(task: int) -> str:
+    return f"part-{task:05d}.{COMPRESSION}.parquet"
+
+
+class PartWriter:
+    """One part file of a staged table, written batch by batch and visible only once closed.
+
+    Locally the part is written under a hidden name (which Spark and pyarrow readers skip) and
+    renamed into place; on an object store one upload is atomic already. A part is written even
+    when empty, so every table has a schema on disk for any reader.
+    """
+
+    def __init__(self, folder: str, task: int, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.final = storage.child(folder, part_name(task))
+        fs, path = storage.locate(self.final)
+        self._local = not storage.is_uri(storage.canonical(self.final))
+        if self._local:
+            self._path = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+            self._writer = pq.ParquetWriter(self._path, schema, compression=COMPRESSION)
+        else:
+            self._path = path
+            self._writer = pq.ParquetWriter(path, schema, compression=COMPRESSION, filesystem=fs)
+        self.rows = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows:
+            self._writer.write_batch(batch)
+            self.rows += batch.num_rows
+
+    def close(self) -> None:
+        self._writer.close()
+        if self._local:
+            os.replace(self._path, storage.locate(self.final)[1])
+
+    def abort(self) -> None:
+        try:
+            self._writer.close()
+        finally:
+            if self._local:
+                try:
+                    os.unlink(self._path)
+                except FileNotFoundError:
+                    pass
