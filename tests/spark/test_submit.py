@@ -71,6 +71,7 @@ def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
     assert main(["extract", str(sample_dir), "--out", str(out), "--conf", str(CONF), "-q"]) == 0
     spark = json.loads((out / "summary.json").read_text())["spark"]
     assert spark["master"] == "local[*]" and spark["default_parallelism"] == os.cpu_count()
+    assert spark["c1_only"]  # a short local run: its JVM spends no CPU on C2 compilations
 
 
 @pytest.mark.own_spark

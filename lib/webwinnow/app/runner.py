@@ -267,7 +267,7 @@ def _run_in(plan: Plan, console: Console) -> dict:
     warming = _Background(warm_kernels, console)
     console.say("starting Spark ...")
     try:
-        spark, owned = build_session(cfg.spark, plan.request.master)
+        spark, owned = build_session(cfg.spark, plan.request.master, _input_bytes(plan))
     finally:
         warming.result()
     try:
@@ -287,6 +287,8 @@ def _run_in(plan: Plan, console: Console) -> dict:
         "app_id": spark.sparkContext.applicationId,
         "default_parallelism": spark.sparkContext.defaultParallelism,
         "shuffle_partitions": size_shuffles(spark, _input_bytes(plan)),
+        # a short local run's JVM compiles with C1 only (stages._session.SHORT_RUN_BYTES)
+        "c1_only": "TieredStopAtLevel=1" in spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", ""),
     }
     progress = Progress(spark, console)
     kept: list[str] = []

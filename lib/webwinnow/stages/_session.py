@@ -24,7 +24,7 @@ def read_properties(path: str | Path) -> dict[str, str]:
     return props
 
 
-def build_session(cfg: SparkConfig, master: str | None = None):
+def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int | None = None):
     """The SparkSession for a command, and whether the command owns it (and so stops it).
 
     Who decides what, in order: a session already active in this process (a notebook's) is used
@@ -35,6 +35,9 @@ def build_session(cfg: SparkConfig, master: str | None = None):
 
     Python workers run this interpreter unless PYSPARK_PYTHON (or spark.pyspark.python) says
     otherwise: without it, executors start the system python and fail on a missing pyarrow.
+
+    input_bytes: what the command reads (crawl files, or the documents table); a JVM launched
+    here in local mode for less than SHORT_RUN_BYTES compiles with C1 only (short_jvm_options).
     """
     from pyspark.sql import SparkSession
 
@@ -62,6 +65,9 @@ def build_session(cfg: SparkConfig, master: str | None = None):
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         props.setdefault("spark.app.name", cfg.app_name)
         given = given or "local[*]"
+        if given.startswith("local") and input_bytes is not None and input_bytes < SHORT_RUN_BYTES:
+            key = "spark.driver.extraJavaOptions"
+            props[key] = short_jvm_options(props.get(key, ""))
     builder = SparkSession.builder
     if given:
         builder = builder.master(given)
@@ -74,6 +80,21 @@ def build_session(cfg: SparkConfig, master: str | None = None):
         if not launched_now.contains(key):
             spark.conf.set(key, value)
     return spark, True
+
+
+#: Below this much input (crawl files as stored, usually gzipped) a local run's JVM compiles with
+#: C1 only. HotSpot's C2 compiler threads spent 31 of the JVM's 84 CPU-seconds of a run on the
+#: docs corpus (57 MB of WARC, 328 MB of HTML); with C1 only they spend 4, and the tasks' code,
+#: less optimized, 16 more: a fixed saving against a cost that grows with the input, even near
+#: 100 MB of input (docs/performance.md, issue 29). A cluster's executors live long: C2 pays there.
+SHORT_RUN_BYTES = 96 << 20
+
+
+def short_jvm_options(options: str) -> str:
+    """The JVM options of a short local run: C1 only, unless they already choose the JIT."""
+    if "TieredStopAtLevel" in options or "TieredCompilation" in options:
+        return options
+    return f"{options} -XX:TieredStopAtLevel=1".strip()
 
 
 #: Runtime settings webwinnow takes when nobody chose otherwise (tables are written with zstd).
