@@ -13,7 +13,9 @@ Prints, per stage, the seconds at each factor, the fitted slope (seconds per MB 
 squares) and the growth exponent between the smallest and largest input (log t_max/t_min over
 log of the input ratio: 1.0 is linear, below 1 means fixed costs still dominate). The pairs and
 passages stages are set against what they should grow with: the reported pairs and the copied
-characters of their passages. The document-frequency cap is the one the smallest input chose
+characters of their passages. CPU-seconds of the whole process tree (bench/stage_monitor.py) give
+the marginal rate (CPU-s per MB of HTML, the slope) and the fixed cost of a run (the intercept),
+set against the bare reference loop's CPU per MB on the largest input, in the same run. The document-frequency cap is the one the smallest input chose
 automatically, kept for the larger ones (the automatic cap, ⌈√documents⌉, rises with the crawl).
 """
 
@@ -28,7 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARDS = REPO / "data" / "bench" / "scaling"
-STAGES = ["extract", "fingerprint", "hash_freq", "pairs", "passages", "clusters", "report"]
+STAGES = ["extract", "fingerprint", "hash_freq", "candidates", "passages", "clusters", "report"]
 
 
 def shard(i: int) -> Path:
@@ -89,6 +91,7 @@ def main() -> int:
                 "max_df": summary["candidates"]["max_df"],
                 "copied": summary["passages"]["normalized_chars"],
                 "stages": summary["stage_seconds"],
+                "cpu": peaks.total_cpu(),
                 "workers_mib": peaks.overall("workers"),
                 "jvm_mib": peaks.overall("jvm"),
                 "peaks": peaks.peaks,
@@ -118,7 +121,19 @@ def main() -> int:
             else (last["peaks"].get(stage, {}).get("jvm", 0.0), last["peaks"].get(stage, {}).get("workers", 0.0))
         )
         print(f"scaling   {stage:<11} {cells}   {slope:8.3f}   {exponent(mbs, ys):8.2f}   {jvm:27.0f} {workers:7.0f}")
-    for stage, key, unit in (("pairs", "pairs", "pair"), ("passages", "copied", "copied char")):
+    fixed, marginal = fit(mbs, [r["cpu"] for r in rows])
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import reference_loop
+
+    reference_loop.warm_up()
+    ref = reference_loop.run([shard(i) for i in range(args.base_shards * factors[-1])])
+    cells = "".join(f"{r['cpu']:8.1f}" for r in rows)
+    print(f"scaling   cpu (CPU-s) {cells}   whole process tree at each input")
+    print(
+        f"scaling   marginal {marginal:.4f} CPU-s per MB of HTML, fixed {fixed:.1f} CPU-s per run; the reference loop "
+        f"{ref['cpu_s_per_mb']:.4f} CPU-s per MB: marginal ratio {marginal / ref['cpu_s_per_mb']:.2f} (target <= 2)"
+    )
+    for stage, key, unit in (("candidates", "pairs", "pair"), ("passages", "copied", "copied char")):
         ys = [r["stages"].get(stage, 0.0) for r in rows]
         xs = [float(r[key]) for r in rows]
         print(f"scaling   {stage} against {unit}s: exponent {exponent(xs, ys):.2f} ({xs[0]:,.0f} -> {xs[-1]:,.0f} {unit}s)")

@@ -95,9 +95,12 @@ def warm_up() -> None:
     pairs(np.array([0, 1], np.int64), np.array([5, 5], np.int64), 2)
 
 
-def run(crawl: Path, out: Path | None = None, k: int = 50, w: int = 100) -> dict:
-    paths = sorted(p for p in crawl.rglob("*") if p.name.endswith((".warc.gz", ".warc")))
+def run(crawl: Path | list[Path], out: Path | None = None, k: int = 50, w: int = 100) -> dict:
+    """The loop over the WARC files under crawl (a folder, or several)."""
+    folders = crawl if isinstance(crawl, list) else [crawl]
+    paths = sorted(p for folder in folders for p in folder.rglob("*") if p.name.endswith((".warc.gz", ".warc")))
     started = time.perf_counter()
+    cpu_started = time.process_time()
     docs, html_bytes = texts(paths)
     extracted = time.perf_counter()
     fp = fingerprint_batch(docs, k, w)
@@ -108,6 +111,7 @@ def run(crawl: Path, out: Path | None = None, k: int = 50, w: int = 100) -> dict
         pq.write_table(table, out)
     done = time.perf_counter()
     seconds = done - started
+    cpu = time.process_time() - cpu_started  # one process, one thread of work: CPU ≈ wall when quiet
     return {
         "documents": len(docs),
         "html_bytes": html_bytes,
@@ -119,6 +123,8 @@ def run(crawl: Path, out: Path | None = None, k: int = 50, w: int = 100) -> dict
         "fingerprint_s": fingerprinted - extracted,
         "pairs_s": done - fingerprinted,
         "mb_per_s": html_bytes / 1e6 / seconds,
+        "cpu_s": cpu,
+        "cpu_s_per_mb": cpu / (html_bytes / 1e6) if html_bytes else 0.0,
     }
 
 

@@ -180,3 +180,21 @@ def test_show_columns_says_what_the_columns_of_the_pairs_and_passages_mean(capsy
         assert len(rows[name].split()) > 2, rows[name]  # a meaning, not only a name and a type
     assert main(["show", "--columns", "nothing"]) == 2 and "no such table" in capsys.readouterr().err
     assert main(["show"]) == 2 and "show needs --out OUT" in capsys.readouterr().err
+
+
+def test_a_bug_is_one_line_on_the_terminal_and_the_traceback_in_the_log(tmp_path, monkeypatch, capsys):
+    """A run's own output goes to its log (capture), so an unexpected exception would otherwise
+    end the command with exit 1 and nothing said on the terminal."""
+    import webwinnow.app.cli as cli
+
+    def broken(plan, console, capture=False):
+        raise RuntimeError("a broken invariant\nmore detail")
+
+    monkeypatch.setattr(cli, "run_stages", broken)
+    crawl = tmp_path / "items.jsonl"
+    crawl.write_text('{"id": "a", "text": "one page"}\n')
+    with pytest.raises(RuntimeError):
+        main(["extract", str(crawl), "--out", str(tmp_path / "out"), "--conf", str(CONF)])
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: a broken invariant; the traceback is in " in err
+    assert "run.log; please report it" in err and "more detail" not in err

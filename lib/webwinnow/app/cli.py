@@ -181,7 +181,11 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
             console.error(f"error: {_died_message(died.message, plan)}")
             return died.exit_code
         if failure is None:
-            raise  # a bug: keep the traceback
+            # a bug: the traceback goes to the log (the terminal may not get it: capture), one line here
+            where = f"; the traceback is in {plan.folder.log_location()}" if plan is not None else ""
+            first = (str(exc).strip().splitlines() or [""])[0][:300]
+            console.error(f"internal error: {type(exc).__name__}: {first}{where}; please report it")
+            raise
         console.error(f"error: {failure.message}")
         if failure.kind == "disk_full" and plan is not None:
             kept = plan.folder.after_disk_full(plan.fresh)

@@ -190,6 +190,11 @@ def pair_thresholds(doc_a: np.ndarray, doc_b: np.ndarray, df: np.ndarray, min_sh
     """
     if not len(doc_a):
         return np.zeros(0, np.int64)
+    if min_shared <= 1:  # the smallest df of each pair: a hash aggregation, no sort of the rows
+        import pyarrow as pa
+
+        grouped = pa.table({"a": doc_a, "b": doc_b, "df": df}).group_by(["a", "b"], use_threads=False)
+        return grouped.aggregate([("df", "min")]).column("df_min").to_numpy()
     order = np.lexsort((df, doc_b, doc_a))
     a, b, d = doc_a[order], doc_b[order], df[order]
     new = np.ones(len(a), bool)
@@ -235,8 +240,7 @@ def max_df_sweep(
     if not fp.num_rows:
         return MaxDfSweep([1], [0], [0], [0.0], min_shared, chosen, bool(pstats.get("max_df_auto")), documents, sample)
     # one row per (hash, document): a pair shares a hash once however often either repeats it
-    keys = np.unique(np.stack([fp.column("hash").to_numpy(), fp.column("doc_id").to_numpy()], axis=1), axis=0)
-    hashes, docs = np.ascontiguousarray(keys[:, 0]), np.ascontiguousarray(keys[:, 1])
+    hashes, docs = _distinct_pairs(fp.column("hash").to_numpy(), fp.column("doc_id").to_numpy())
     held, df = np.unique(hashes, return_counts=True)
     occurrences = _occurrences(fp, held)
     levels, level_hashes = np.unique(df, return_counts=True)
@@ -260,6 +264,16 @@ def max_df_sweep(
     share = [float(occurrences[df > m].sum()) / total for m in caps]
     pairs = [int(np.searchsorted(q, m, side="right")) for m in caps]
     return MaxDfSweep(caps, pairs, above, share, min_shared, chosen, bool(pstats.get("max_df_auto")), documents, sample, limited)
+
+
+def _distinct_pairs(hashes: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (hash, doc) pairs sorted by hash, then doc (np.unique(axis=0) without its
+    structured-array sort, several times slower)."""
+    order = np.lexsort((docs, hashes))
+    h, d = hashes[order], docs[order]
+    new = np.ones(len(h), bool)
+    new[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
+    return np.ascontiguousarray(h[new]), np.ascontiguousarray(d[new])
 
 
 def _occurrences(fp, held: np.ndarray) -> np.ndarray:

@@ -65,3 +65,10 @@ class PartWriter:
                     os.unlink(self._path)
                 except FileNotFoundError:
                     pass
+
+
+def ensure_part(folder: str, schema: pa.Schema) -> None:
+    """An empty part in a staged table no task wrote to (a stage whose tasks had no rows), so
+    the table has its schema on disk."""
+    if not any(e.name.endswith(".parquet") for e in storage.walk(folder, recursive=False)):
+        PartWriter(folder, 0, schema).close()

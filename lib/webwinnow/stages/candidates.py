@@ -13,6 +13,10 @@ webwinnow.analysis.pairing), then the seeds by pair (a kernel counts each pair's
 hashes and lists its seeds). The automatic cap reuses the document frequencies hash_freq
 counted when that table is current. Memory: a Python worker holds one sorted chunk of about
 CHUNK_ROWS rows plus the seeds of one chunk; Spark's sorts spill to disk.
+
+The pair tasks write `pair_seeds` themselves (outputs.parts): its lists of seeds never become
+Spark rows, which cost the JVM more than pairing them did; the JVM gets each pair's count of
+shared hashes.
 """
 
 from __future__ import annotations
@@ -26,7 +30,18 @@ from pyspark.sql import functions as F
 from .. import schemas
 from ..analysis.boilerplate import auto_max_df
 from ..analysis.pairing import cross_seeds, first_repeats, hash_runs, kept_hash_counts, pair_runs, partition_seeds
-from ..outputs.tables import read_arrow, read_table_config, row_count, table_meta, table_stats, write_table
+from ..outputs.parts import PartWriter, ensure_part
+from ..outputs.tables import (
+    drop_staged,
+    finish_table,
+    read_arrow,
+    read_table_config,
+    row_count,
+    stage_table,
+    table_meta,
+    table_stats,
+    write_table,
+)
 from . import StageContext, table_is_current
 from ._exclusions import exclusion_hashes
 from ._frames import arrow_batch_rows, read_documents, read_table, sorted_chunks, spark_schema
@@ -47,6 +62,10 @@ PAIR_ROWS = pa.schema(
         pa.field("seeds", schemas.PAIR_SEEDS.field("seeds").type, nullable=False),
     ]
 )
+#: What the pair tasks hand the JVM: each pair and its count (its seeds they write themselves).
+PAIR_COUNTS = pa.schema([f for f in PAIR_ROWS if f.name != "seeds"])
+#: pair_seeds as the pair tasks write it: a pair always has seeds (as Spark wrote it before).
+SEEDS_WRITTEN = pa.schema([PAIR_ROWS.field(name) for name in schemas.PAIR_SEEDS.names])
 
 
 #: What says which of two pages is the original, strongest first: when the content last changed
@@ -246,8 +265,21 @@ def run(ctx: StageContext) -> dict:
         def seeds_of(batches):
             yield from seed_arrow(batches, max_df, pcfg.max_repeats)
 
+    seeds_folder = stage_table(out, "pair_seeds")
+
     def pairs_of(batches):
-        yield from pair_arrow(batches, pcfg.min_shared)
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        seeds = PartWriter(seeds_folder, context.partitionId() if context else 0, SEEDS_WRITTEN)
+        try:
+            for rows in pair_arrow(batches, pcfg.min_shared):
+                seeds.write(pa.RecordBatch.from_arrays([rows.column(n) for n in SEEDS_WRITTEN.names], schema=SEEDS_WRITTEN))
+                yield pa.RecordBatch.from_arrays([rows.column(n) for n in PAIR_COUNTS.names], schema=PAIR_COUNTS)
+            seeds.close()
+        except BaseException:
+            seeds.abort()
+            raise
 
     with arrow_batch_rows(spark):
         emitted = (
@@ -260,7 +292,7 @@ def run(ctx: StageContext) -> dict:
             emitted.filter(F.col("doc_b") >= 0)
             .repartition("doc_a", "doc_b")
             .sortWithinPartitions("doc_a", "doc_b", "pos_a", "pos_b")
-            .mapInArrow(pairs_of, spark_schema(PAIR_ROWS))
+            .mapInArrow(pairs_of, spark_schema(PAIR_COUNTS))
             .persist(StorageLevel.MEMORY_AND_DISK)
         )
         try:
@@ -298,7 +330,11 @@ def run(ctx: StageContext) -> dict:
                 **({"check": True, "self_pairs": with_self} if check else {}),
             }
             write_table(pairs, out, "candidate_pairs", cfg, "candidates", meta)
-            write_table(grouped.select("doc_a", "doc_b", "seeds"), out, "pair_seeds", cfg, "candidates", meta)
+            ensure_part(seeds_folder, SEEDS_WRITTEN)  # no pair task ran: an empty table
+            finish_table(out, "pair_seeds", cfg, "candidates", meta)
+        except BaseException:
+            drop_staged(out, "pair_seeds")
+            raise
         finally:
             grouped.unpersist()
             emitted.unpersist()
