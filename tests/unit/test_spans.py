@@ -247,3 +247,24 @@ def test_a_spans_longest_content_run_is_its_longest_stretch_outside_template(tem
         run = 0 if t else run + 1
         best = max(best, run)
     assert _longest_free(lo, hi, 0, len(lo), start, end) == best
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200), st.lists(st.tuples(st.integers(0, 200), st.integers(0, 200)), max_size=20))
+def test_gather_ranges_is_the_slices_one_after_another(data, ranges):
+    from webwinnow.analysis.spans import gather_ranges
+
+    buf = np.frombuffer(data, np.uint8)
+    ranges = [(min(a, b, len(data)), min(max(a, b), len(data))) for a, b in ranges]
+    lo = np.array([a for a, _ in ranges], np.int64)
+    hi = np.array([b for _, b in ranges], np.int64)
+    out, offsets = gather_ranges(buf, lo, hi)
+    assert out.tobytes() == b"".join(data[a:b] for a, b in ranges)
+    assert offsets.tolist() == [0, *np.cumsum([b - a for a, b in ranges]).tolist()]
+
+
+def test_gather_ranges_refuses_a_range_outside_the_data():
+    from webwinnow.analysis.spans import gather_ranges
+
+    with pytest.raises(ValueError, match="within the data"):
+        gather_ranges(np.zeros(4, np.uint8), np.array([2], np.int64), np.array([5], np.int64))

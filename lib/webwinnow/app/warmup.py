@@ -28,7 +28,7 @@ def warm_kernels(console: Console) -> None:
     import numpy as np
 
     from ..analysis.components import components
-    from ..analysis.spans import copied_passages
+    from ..analysis.spans import copied_passages, gather_ranges
     from ..core.winnowing import fingerprint, fingerprint_batch, units
     from ..text.html2text import html_to_text
 
@@ -41,5 +41,6 @@ def warm_kernels(console: Console) -> None:
     html_to_text(f"<html><body><p>{text}</p></body></html>")
     copied_passages(text, text, np.zeros(1, np.int64), np.zeros(1, np.int64), 5, max_spans=1, max_chars=1000)
     components(np.array([1], np.int64), np.array([2], np.int64))
+    gather_ranges(np.zeros(4, np.uint8), np.array([0], np.int64), np.array([2], np.int64))
     if time.time() - started > 2:
         console.say(f"kernels ready in {time.time() - started:.0f} s")

@@ -36,7 +36,7 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..analysis.boilerplate import is_boilerplate
-from ..analysis.spans import batch_passages, text_windows
+from ..analysis.spans import batch_passages, gather_ranges, text_windows
 from ..analysis.template import template_intervals, window_intervals
 from ..config import RunConfig
 from ..core import kernel
@@ -232,10 +232,8 @@ def _char_bytes(doc: np.ndarray) -> np.ndarray | None:
 def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: dict[str, np.ndarray]) -> pa.RecordBatch:
     cat = lambda name, dtype: np.concatenate(parts[name]).astype(dtype) if parts[name] else np.empty(0, dtype)
     byte_lo, byte_hi = cat("byte_lo", np.int64), cat("byte_hi", np.int64)
-    sizes = byte_hi - byte_lo
-    text_offsets = np.concatenate([[0], np.cumsum(sizes)])
-    gathered = data[np.repeat(byte_lo - text_offsets[:-1], sizes) + np.arange(text_offsets[-1])]
-    texts = pa.StringArray.from_buffers(len(sizes), pa.py_buffer(text_offsets.astype(np.int32)), pa.py_buffer(gathered))
+    gathered, text_offsets = gather_ranges(data, byte_lo, byte_hi)
+    texts = pa.StringArray.from_buffers(len(byte_lo), pa.py_buffer(text_offsets.astype(np.int32)), pa.py_buffer(gathered))
     fp_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("fp_len", np.int64))]).astype(np.int32))
     tpl_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tpl_len", np.int64))]).astype(np.int32))
     tok_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tok_len", np.int64))]).astype(np.int32))
