@@ -417,7 +417,8 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iter
       header left after the last record, carries the fault.
     - A corrupt member (``gzip_data_error``: bad deflate data or a CRC that does not match):
       zlib notices only at the CRC, so every record decoded from it is suspect and fails, unless
-      its WARC-Payload-Digest verifies its payload.
+      its WARC-Payload-Digest verifies its payload; then it keeps the flag ``headers_unverified``
+      (no digest covers the headers that name its URL).
     """
     pos = 0
     while pos < size:
@@ -436,9 +437,14 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iter
             held: RawRecord | None = None
             for rec in _iter_stream(spool, length, max_body):
                 rec.offset, rec.inner = pos, rec.offset
-                if error == "gzip_data_error" and rec.error is None and rec.digest_ok() is not True:
-                    rec.error = error
-                    rec.detail = f"decoded from the damaged gzip member at byte {pos}; no payload digest verifies it"
+                if error == "gzip_data_error" and rec.error is None:
+                    if rec.digest_ok() is not True:
+                        rec.error = error
+                        rec.detail = f"decoded from the damaged gzip member at byte {pos}; no payload digest verifies it"
+                    else:
+                        # the digest vouches for the payload only: the record's WARC and HTTP
+                        # headers (its URL, its date) came out of the same damaged stream
+                        rec.flags += ("headers_unverified",)
                 if held is not None:
                     yield held
                 held = rec
