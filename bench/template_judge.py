@@ -94,14 +94,30 @@ def main() -> int:
         for d in docs:
             if d["status"] == "ok":
                 url_docs.setdefault(d["url"], []).append(d["doc_id"])
-        found = total = 0
+        texts_all = {d["doc_id"]: d["text"] or "" for d in docs if d["status"] == "ok"}
+        spans: dict[tuple[int, int], list[dict]] = {}
+        for r in pq.read_table(out / "passages").to_pylist():
+            spans.setdefault((r["doc_a"], r["doc_b"]), []).append(r)
+        found = exact = total = 0
         for c in json.loads(Path(args.planted).read_text())["copies"]:
             if c.get("kind") != "passage" or c.get("normalized_length", 0) < k + w - 1:
                 continue
             total += 1
             ids = [(a, b) for a in url_docs.get(c["src_url"], []) for b in url_docs.get(c["dst_url"], [])]
-            found += any(tuple(sorted(x)) in pairs for x in ids)
-        print(f"planted copies of at least t = {k + w - 1}: {found} of {total} are content pairs")
+            hit = [x for x in ids if tuple(sorted(x)) in pairs]
+            found += bool(hit)
+            if hit and c.get("text"):  # a passage of the pair holds the copy whole, on both sides
+                wanted = ww.normalize(c["text"])[0]
+                src, dst = hit[0]
+                key = tuple(sorted(hit[0]))
+
+                def holds(r, doc, side):
+                    return wanted in ww.normalize(texts_all[doc][r[f"start_{side}"] : r[f"end_{side}"]])[0]
+
+                sides = ("a", "b") if key[0] == src else ("b", "a")
+                exact += any(holds(r, src, sides[0]) and holds(r, dst, sides[1]) for r in spans.get(key, []))
+        print(f"planted copies of at least t = {k + w - 1}: {found} of {total} are content pairs", end="")
+        print(f", {exact} held whole by one passage on both sides" if exact else "")
     return 0
 
 

@@ -136,7 +136,9 @@ class PassagesConfig:
 
     max_spans: int = 1000  # passages per pair
     max_compared: int = 20_000_000  # units (characters, words or tokens) compared per pair while growing passages
-    min_content: int = 0  # a pair shares content when a passage holds a run of this many units outside template; 0 = w
+    min_content: int = (
+        0  # a pair shares content when a passage holds a run of this many units outside template; 0 = t = w + k - 1
+    )
 
     def __post_init__(self) -> None:
         _check_ints("passages", self, {"max_spans": 1, "max_compared": 1, "min_content": 0})

@@ -164,7 +164,7 @@ COPIED = [
     ("longest_content", pa.int64()),  # the longest run of content one passage holds on both sides (min of a and b)
 ]
 
-#: Pairs that share content: a passage with a run of at least passages.min_content (w) consecutive
+#: Pairs that share content: a passage with a run of at least passages.min_content (t) consecutive
 #: normalized characters outside template on both sides. What the report, the clusters and dedup read.
 PAIRS = pa.schema([*CANDIDATE_PAIRS, *COPIED])
 
@@ -192,7 +192,8 @@ PASSAGES = pa.schema(
         ("content_chars_a", pa.int64()),
         ("content_chars_b", pa.int64()),
         # the longest run of them: consecutive units outside the side's template text (what decides
-        # a content pair: a template block's ragged edges make content characters, never a run of w)
+        # a content pair: at least t = w + k - 1 on both sides, the length every copy the guarantee
+        # covers holds)
         ("content_run_a", pa.int64()),
         ("content_run_b", pa.int64()),
         ("source", pa.string()),  # the pair's likely original side ("a", "b", "tie", "unknown"): see PAIRS

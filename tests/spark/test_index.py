@@ -112,6 +112,9 @@ def _oriented(row: dict, indexed: set[int]) -> dict:
     return out
 
 
+CONTENT = ("content_", "longest_content")
+
+
 def _key(row: dict) -> tuple:
     return tuple(sorted((k, round(v, 9) if isinstance(v, float) else v) for k, v in row.items()))
 
@@ -126,6 +129,10 @@ def test_a_check_finds_what_run_finds_between_the_new_documents_and_the_indexed_
         # a run's pairs have doc_a < doc_b: where a check's are the other way round, `boilerplate`
         # (a share of doc_a's fingerprints) is the other side's
         got = [{k: v for k, v in r.items() if not (k == "boilerplate" and r["doc_a"] > r["doc_b"])} for r in got]
+        if table == "template_pairs":
+            # a check counts template k-grams in the documents it reads, not in the whole index: a
+            # template-only pair's content counts may differ from run's; which pairs share content not
+            want, got = ([{k: v for k, v in r.items() if not k.startswith(CONTENT)} for r in rows] for rows in (want, got))
         assert sorted(map(_key, got)) == sorted(map(_key, want)), table
         assert all(r["doc_a"] in indexed or (r["doc_a"] in new and r["doc_a"] < r["doc_b"]) for r in got), table
         assert all(r["doc_b"] in new for r in got), table

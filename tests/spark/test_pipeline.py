@@ -351,6 +351,24 @@ def _naive_template(norm_positions: list[int], boilerplate: list[bool], k: int, 
     return mask
 
 
+def _naive_edges(mask: list[bool], chars: str, k: int, w: int) -> set[str]:
+    """The k-grams (as text) next to a block of template text: starting at most w characters
+    before it, or after its last k-gram's start."""
+    out, i, n = set(), 0, len(mask)
+    while i < n:
+        if not mask[i]:
+            i += 1
+            continue
+        j = i
+        while j < n and mask[j]:
+            j += 1
+        for s in [*range(i - w, i), *range(j - k + 1, j - k + w + 1)]:
+            if 0 <= s <= n - k:
+                out.add(chars[s : s + k])
+        i = j
+    return out
+
+
 def _longest_false(flags: list[bool]) -> int:
     best = run = 0
     for f in flags:
@@ -361,9 +379,10 @@ def _longest_false(flags: list[bool]) -> int:
 
 def test_pairs_share_content_and_template_pairs_only_template(sample_run):
     """Every candidate pair judged from scratch: spans grown character by character from its seeds
-    below the cap, each side's template text marked by its definition. A pair is in `pairs` exactly
-    when a span holds a run of at least w consecutive content characters on both sides (a template
-    block's ragged edges hold up to w - 1), and the content counts agree."""
+    below the cap, each side's template text marked by its definition (blocks, and the k-grams
+    more than max_df pages hold next to theirs, compared as text). A pair is in `pairs` exactly
+    when a span holds a run of at least t = w + k - 1 consecutive content characters on both
+    sides, and the content counts agree."""
     from naive import normalize
 
     k, w = 50, 100
@@ -373,17 +392,29 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
     boilerplate = set(df[df > max_df].index)
     texts = {d["doc_id"]: d["text"] for d in _table(sample_run, "documents").to_pylist() if d["status"] == "ok"}
     by_doc = {d: g.sort_values("pos") for d, g in fps.groupby("doc_id")}
+    blocks: dict[int, tuple[str, list[int], list[bool]]] = {}
+    edges: Counter = Counter()
+    for doc in texts:
+        chars, offsets = normalize(texts[doc])
+        first = {}
+        for i, o in enumerate(offsets):
+            first.setdefault(o, i)
+        rows = by_doc.get(doc, fps.iloc[:0])
+        positions = [first[p] for p in rows["pos"]]
+        blocks[doc] = (chars, offsets, _naive_template(positions, [h in boilerplate for h in rows["hash"]], k, w, len(chars)))
+        edges.update(_naive_edges(blocks[doc][2], chars, k, w))
+    template_kgrams = {g for g, docs in edges.items() if docs > max_df}
+    assert template_kgrams  # the sample's navigation has ragged edges
     norm: dict[int, tuple[str, list[int], list[bool]]] = {}
 
     def side(doc: int):
         if doc not in norm:
-            chars, offsets = normalize(texts[doc])
-            first = {}
-            for i, o in enumerate(offsets):
-                first.setdefault(o, i)
-            rows = by_doc[doc]
-            positions = [first[p] for p in rows["pos"]]
-            norm[doc] = (chars, offsets, _naive_template(positions, [h in boilerplate for h in rows["hash"]], k, w, len(chars)))
+            chars, offsets, mask = blocks[doc]
+            mask = list(mask)
+            for s in range(len(chars) - k + 1):
+                if chars[s : s + k] in template_kgrams:
+                    mask[s : s + k] = [True] * k
+            norm[doc] = (chars, offsets, mask)
         return norm[doc]
 
     def spans(a: int, b: int):
@@ -450,7 +481,7 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
     assert set(passages) == set(pairs)
     for key in sorted(candidates):
         want = spans(*key)
-        content = any(min(ra, rb) >= w for *_, ra, rb in want)
+        content = any(min(ra, rb) >= w + k - 1 for *_, ra, rb in want)
         assert (key in pairs) == content, (key, want)
         if key in pairs:
             assert passages[key] == want, key
@@ -460,7 +491,7 @@ def test_pairs_share_content_and_template_pairs_only_template(sample_run):
             assert (p["copied_chars_a"], p["copied_chars_b"]) == (len(covered_a), len(covered_b))
             assert p["content_chars_a"] == sum(not side(key[0])[2][x] for x in covered_a)
             assert p["content_chars_b"] == sum(not side(key[1])[2][x] for x in covered_b)
-            assert p["longest_content"] == max(min(s[7], s[8]) for s in want) >= w
+            assert p["longest_content"] == max(min(s[7], s[8]) for s in want) >= w + k - 1
             assert p["content_share_a"] == pytest.approx(p["content_chars_a"] / len(side(key[0])[0]))
         else:
             assert template[key]["reason"] == ("template" if want else "no_passage")

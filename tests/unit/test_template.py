@@ -9,7 +9,7 @@ import pytest
 
 import webwinnow as ww
 from webwinnow.analysis.spans import _normalized, batch_passages, copied_passages, text_windows
-from webwinnow.analysis.template import template_intervals, window_intervals
+from webwinnow.analysis.template import block_intervals, edge_kgrams, template_intervals, window_intervals
 
 import naive
 
@@ -55,6 +55,68 @@ def test_template_intervals_are_the_definition(seed):
     lo, hi = template_intervals(np.array(positions, np.int64), np.array(flags, bool), k, w, n)
     assert (np.diff(lo) > 0).all() and (lo[1:] > hi[:-1]).all()  # sorted, disjoint, not touching
     assert _mask(lo, hi, n) == _naive_mask(positions, flags, k, w, n)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_template_kgrams_add_their_own_kgrams(seed):
+    rng = random.Random(seed)
+    k, w, n = rng.randint(1, 12), rng.randint(1, 15), rng.randint(1, 300)
+    positions = sorted(rng.sample(range(max(n - k + 1, 0)), min(rng.randint(0, 40), max(n - k + 1, 0))))
+    flags = [rng.random() < 0.5 for _ in positions]
+    kgrams = rng.sample(range(max(n - k + 1, 0)), min(rng.randint(0, 20), max(n - k + 1, 0)))
+    lo, hi = template_intervals(np.array(positions, np.int64), np.array(flags, bool), k, w, n, np.array(kgrams, np.int64))
+    assert (np.diff(lo) > 0).all() and (lo[1:] > hi[:-1]).all()
+    want = _naive_mask(positions, flags, k, w, n)
+    for s in kgrams:
+        for i in range(s, min(s + k, n)):
+            want[i] = True
+    assert _mask(lo, hi, n) == want
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_edge_kgrams_are_those_within_w_of_a_block(seed):
+    rng = random.Random(seed)
+    k, w, n = rng.randint(1, 12), rng.randint(1, 15), rng.randint(1, 300)
+    positions = sorted(rng.sample(range(max(n - k + 1, 0)), min(rng.randint(0, 40), max(n - k + 1, 0))))
+    flags = [rng.random() < 0.3 for _ in positions]
+    lo, hi = block_intervals(np.array(positions, np.int64), np.array(flags, bool), k, w, n)
+    starts = np.arange(max(n - k + 1, 0))
+    got = edge_kgrams(lo, hi, starts, k, w)
+    for s in starts.tolist():  # w or fewer positions before a block, or after its last k-gram
+        near = any(a - w <= s < a or b - k < s <= b - k + w for a, b in zip(lo.tolist(), hi.tolist()))
+        assert got[s] == near, (s, lo, hi)
+
+
+def test_a_line_too_short_for_a_window_is_found_by_its_own_frequency():
+    """A 70-character licence line after a page's navigation block, in every page: winnowing
+    selects the block's k-grams in every page (it is longer than t), but which of the line's
+    k-grams it selects depends on the page around it. Counting the k-grams next to the blocks
+    finds all of the line's, in every page, and nothing of the pages' own text."""
+    import pyarrow as pa
+
+    from webwinnow.config import RunConfig
+    from webwinnow.stages.passages import _edge_counts
+
+    rng = random.Random(5)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(3000)]
+
+    def prose(n: int) -> str:
+        return " ".join(rng.choice(vocab) for _ in range(n))
+
+    nav = prose(60)
+    line = "Distributed under the Boost Software License, Version 1.0, see LICENSE"
+    pages = [f"{nav}. {line}. {prose(200)}" for _ in range(40)]
+    cfg = RunConfig()
+    k, w = cfg.winnow.k, cfg.winnow.w
+    fp = ww.fingerprint_batch(pages, k, w)
+    hashes, docs = np.unique(np.concatenate([np.unique(fp.hashes[fp.doc == d]) for d in range(40)]), return_counts=True)
+    boilerplate = hashes[docs > 6]
+    counts = _edge_counts(pa.array(pages), cfg, boilerplate)
+    found = dict(zip(counts.column("hash").to_pylist(), counts.column("docs").to_pylist()))
+    line_hashes = set(ww.fingerprint(line, k=k, w=1)[0].tolist())
+    assert line_hashes and all(found.get(h) == 40 for h in line_hashes)
+    shared = set(ww.fingerprint(f"{nav}. {line}.", k=k, w=1)[0].tolist())
+    assert {h for h, v in found.items() if v > 6} <= shared  # nothing of the pages' own prose
 
 
 @pytest.mark.parametrize("seed", range(10))

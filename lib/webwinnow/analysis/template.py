@@ -9,22 +9,32 @@ candidates stage's cap). A document's **template text** is, in normalized charac
 - the text's first p characters when the first such fingerprint is at p ≤ g, and its last
   characters from q on when the last one is at q ≥ n − k − g (n normalized characters),
 
-where g = max(w, k). Why the gaps: winnowing selects a fingerprint in every window of w
-consecutive k-grams, so inside a stretch of template text shared by many pages the selected
-k-grams are boilerplate and lie at most w apart, but their k-grams cover only part of it (on
-average k of every (w + 1)/2 positions), and the first one may lie up to w − 1 characters into
-the text. Filling the gaps makes a page's navigation bar template from end to end, while a
+where g = max(w, k) — the **blocks** — and, in the whole text, every k-gram (selected or not)
+whose hash is a **template k-gram**: a k-gram that more than max_df documents hold within w
+positions of one of their blocks (before its first k-gram or after its last).
+
+Why the gaps: winnowing selects a fingerprint in every window of w consecutive k-grams, so inside
+a stretch of template text shared by many pages the selected k-grams are boilerplate and lie at
+most w apart, but their k-grams cover only part of it (on average k of every (w + 1)/2
+positions). Filling the gaps makes a page's navigation bar template from end to end, while a
 stretch of content longer than g − k characters between two template blocks stays content.
 
+Why template k-grams: a block's first boilerplate fingerprint may lie up to w − 1 characters
+into the template (its ragged edge), and a line of template shorter than t = w + k − 1 (a
+licence line, "Navigation index next previous") has no window of its own, so which of its
+k-grams is selected depends on the page around it: each is selected in a few pages, below the
+cap, although every page holds it. Counting the k-grams next to the blocks — a bounded set, at
+most 2w per block — marks those edges and lines by their own frequency, and where a page never
+selected them (its neighbours' hashes were smaller) they are found by their hash all the same.
+
 A copied span's **content** on one side is its characters outside that side's template text. A
-pair is a content pair when one of its passages holds a run of at least w consecutive content
-characters on both sides (passages.min_content), not merely w of them: the ragged edges of a
-template block (up to w − 1 characters before its first boilerplate fingerprint, and after its
-last k-gram's end) are content by this definition, and two pages sharing a navigation bar would
-otherwise share "content" at both its ends. The guarantee is kept: a shared passage of at least
-t = w + k − 1 characters with no template character holds a fingerprint whose hash is below the
-cap (a boilerplate one would make its characters template), so it seeds the pair and grows into
-a span holding a run of at least t ≥ w content characters.
+pair is a content pair when one of its passages holds a run of at least t = w + k − 1
+consecutive content characters on both sides (passages.min_content), not merely k or w of them:
+template pieces that template k-grams do not reach (a page-family title between two template
+lines) are shorter than t. The guarantee is kept: a shared passage of at least t characters with
+no template character holds a fingerprint whose hash is below the cap (a boilerplate one would
+make its characters template), so it seeds the pair and grows into a span holding a run of at
+least t content characters.
 """
 
 from __future__ import annotations
@@ -33,10 +43,47 @@ import numpy as np
 
 
 def template_intervals(
-    norm_positions: np.ndarray, boilerplate: np.ndarray, k: int, w: int, norm_chars: int
+    norm_positions: np.ndarray,
+    boilerplate: np.ndarray,
+    k: int,
+    w: int,
+    norm_chars: int,
+    kgram_starts: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A document's template text as sorted, disjoint half-open intervals [lo, hi) of normalized
-    indices, from its fingerprints' normalized positions (sorted) and whether each is boilerplate."""
+    indices, from its fingerprints' normalized positions (sorted) and whether each is boilerplate,
+    and the normalized starts of its template k-grams (any order), if known."""
+    lo, hi = block_intervals(norm_positions, boilerplate, k, w, norm_chars)
+    if kgram_starts is None or not len(kgram_starts):
+        return lo, hi
+    starts = np.asarray(kgram_starts, np.int64)
+    return merge_intervals(np.concatenate([lo, starts]), np.concatenate([hi, np.minimum(starts + k, norm_chars)]))
+
+
+def merge_intervals(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of half-open intervals [lo, hi) as sorted, disjoint ones (touching ones merged)."""
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], np.maximum.accumulate(hi[order])
+    breaks = np.flatnonzero(lo[1:] > hi[:-1]) + 1
+    return lo[np.concatenate([[0], breaks])], hi[np.concatenate([breaks - 1, [len(lo) - 1]])]
+
+
+def edge_kgrams(lo: np.ndarray, hi: np.ndarray, kgram_starts: np.ndarray, k: int, w: int) -> np.ndarray:
+    """Which k-grams (by sorted normalized start) lie next to a block [lo, hi) of template text:
+    at most w positions before its start, or after its last k-gram's start (hi − k). Where a
+    block's ragged edge is, if it has one: winnowing selects a k-gram in every w."""
+    starts = np.asarray(kgram_starts, np.int64)
+    near = np.zeros(len(starts) + 1, np.int64)
+    for a, b in ((lo - w, lo), (hi - k + 1, hi - k + w + 1)):
+        np.add.at(near, np.searchsorted(starts, a), 1)
+        np.add.at(near, np.searchsorted(starts, b), -1)
+    return np.cumsum(near)[:-1] > 0
+
+
+def block_intervals(
+    norm_positions: np.ndarray, boilerplate: np.ndarray, k: int, w: int, norm_chars: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The blocks of template text: from the boilerplate fingerprints and the gaps between them."""
     if k < 1 or w < 1:
         raise ValueError("k and w must be >= 1")
     norm_positions = np.asarray(norm_positions, np.int64)

@@ -29,10 +29,10 @@ def _texts(folder: str, max_docs: int | None):
     """The documents' texts in the table's order (its files sorted), in batches."""
     import pyarrow.parquet as pq
 
-    from ..outputs.tables import _parquet_files
+    from ..outputs.tables import parquet_files
 
     left = max_docs
-    for name in _parquet_files(folder, "documents"):
+    for name in parquet_files(folder, "documents"):
         with storage.open_input(name) as fh:
             for batch in pq.ParquetFile(fh).iter_batches(columns=["text"], batch_size=2048):
                 texts = batch.column(0).to_pylist()

@@ -225,7 +225,8 @@ def table_stats(out: str | Path, table: str) -> dict[str, Any] | None:
     return (table_meta(out, table) or {}).get("stats")
 
 
-def _parquet_files(out: str | Path, table: str) -> list[str]:
+def parquet_files(out: str | Path, table: str) -> list[str]:
+    """The Parquet files of a table, sorted (none when it does not exist)."""
     where = data_location(out, table)
     if storage.info(where) is None:
         return []
@@ -243,7 +244,7 @@ def read_arrow(out: str | Path, table: str, columns: list[str] | None = None, fi
 
     from ..schemas import TABLE_SCHEMAS
 
-    files = _parquet_files(out, table)
+    files = parquet_files(out, table)
     if not files:
         schema = TABLE_SCHEMAS[table]
         return schema.empty_table().select(columns) if columns else schema.empty_table()
@@ -256,7 +257,7 @@ def row_count(out: str | Path, table: str) -> int:
     import pyarrow.parquet as pq
 
     total = 0
-    for f in _parquet_files(out, table):
+    for f in parquet_files(out, table):
         with storage.open_input(f) as fh:
             total += pq.ParquetFile(fh).metadata.num_rows
     return total

@@ -8,7 +8,7 @@ side's template text: webwinnow.analysis.template) and the share of its fingerpr
 boilerplate hashes.
 
 A candidate pair is a content pair, in `pairs`, when one of its passages holds a run of at least
-passages.min_content (w) consecutive content characters on both sides; `passages` holds their
+passages.min_content (t) consecutive content characters on both sides; `passages` holds their
 spans. The others (a k-gram
 straddling the end of a navigation bar and the first word of the page falls below the cap, and
 the span it grows into is all template) go to `template_pairs` with their reason: counted,
@@ -30,19 +30,20 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from .. import schemas
+from .. import schemas, storage
 from ..analysis.boilerplate import is_boilerplate
 from ..analysis.spans import batch_passages, gather_ranges, text_windows
-from ..analysis.template import template_intervals, window_intervals
+from ..analysis.template import block_intervals, edge_kgrams, template_intervals, window_intervals
 from ..config import RunConfig
 from ..core import kernel
 from ..core.charfold import fold_table
 from ..core.winnowing import _text_buffers, fingerprint_batch
-from ..outputs.tables import read_table_config, row_count, write_table
+from ..outputs.tables import parquet_files, read_table_config, row_count, table_meta, write_table
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, sorted_chunks, spark_schema
@@ -113,7 +114,79 @@ def text_slices(batch: pa.RecordBatch, limit: int = TEXT_SLICE_BYTES) -> Iterato
         first = last
 
 
-def window_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
+#: Text per kernel call when every k-gram's hash is kept (w = 1): 8 bytes of hash and 8 of
+#: position per character, on top of the kernel's own arrays.
+KGRAM_SLICE_BYTES = 4 << 20
+EDGE_COUNTS = pa.schema([("hash", pa.int64()), ("docs", pa.int64())])
+
+
+def every_kgram(texts: pa.Array, cfg: RunConfig):
+    """Every k-gram of the texts (w = 1 selects them all): k-gram i of a text starts at its
+    normalized unit i."""
+    w = cfg.winnow
+    return fingerprint_batch(texts, w.k, 1, False, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
+
+
+def edge_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
+    """EDGE_COUNTS rows for a batch of (text): per hash, how many of the texts hold its k-gram
+    next to a block of their template text (webwinnow.analysis.template)."""
+    for part in text_slices(batch, KGRAM_SLICE_BYTES):
+        yield _edge_counts(part.column("text"), cfg, boilerplate)
+
+
+def _edge_counts(texts: pa.Array, cfg: RunConfig, boilerplate: np.ndarray) -> pa.RecordBatch:
+    w = cfg.winnow
+    fp = fingerprint_batch(texts, w.k, w.w, w.robust, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
+    flags = is_boilerplate(fp.hashes, boilerplate)
+    rows = np.unique(fp.doc[flags])  # only pages with template text have edges: hash only their k-grams
+    every = every_kgram(texts.take(pa.array(rows, pa.int64())), cfg)
+    fp_bounds = np.searchsorted(fp.doc, np.arange(len(texts) + 1))
+    kg_bounds = np.searchsorted(every.doc, np.arange(len(rows) + 1))
+    found = []
+    for i, row in enumerate(rows):
+        doc_flags = flags[fp_bounds[row] : fp_bounds[row + 1]]
+        starts = every.positions[kg_bounds[i] : kg_bounds[i + 1]]
+        norm = np.searchsorted(starts, fp.positions[fp_bounds[row] : fp_bounds[row + 1]])
+        lo, hi = block_intervals(norm, doc_flags, w.k, w.w, int(fp.norm_chars[row]))
+        near = edge_kgrams(lo, hi, np.arange(len(starts)), w.k, w.w)
+        found.append(np.unique(every.hashes[kg_bounds[i] : kg_bounds[i + 1]][near]))
+    hashes, docs = np.unique(np.concatenate(found) if found else np.zeros(0, np.int64), return_counts=True)
+    return pa.record_batch([pa.array(hashes, pa.int64()), pa.array(docs.astype(np.int64))], schema=EDGE_COUNTS)
+
+
+def template_kgrams(spark: SparkSession, out: str, cfg: RunConfig, shared, max_df: int) -> np.ndarray:
+    """The template k-grams' hashes, sorted: those more than max_df documents hold next to a
+    block of their template text. Small: each is in more than max_df documents' at most 2w
+    k-grams per block, so they number at most (2w · blocks) / max_df.
+
+    One task per Parquet file of the documents reads its texts with pyarrow: no page text goes
+    through the JVM, which only sums the counts."""
+    files = [f for table in ("documents", "indexed_documents") if table_meta(out, table) for f in parquet_files(out, table)]
+    if not files:
+        return np.zeros(0, np.int64)
+
+    def edges_of(batches):
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                yield from _file_edges(files[i], cfg, shared.value)
+
+    counts = spark.range(0, len(files), 1, len(files)).mapInArrow(edges_of, spark_schema(EDGE_COUNTS))
+    frequent = counts.groupBy("hash").agg(F.sum("docs").alias("docs")).filter(F.col("docs") > max_df)
+    return np.sort(np.array([r["hash"] for r in frequent.select("hash").collect()], dtype=np.int64))
+
+
+def _file_edges(name: str, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
+    fs, path = storage.locate(name)
+    with fs.open_input_file(path) as fh:
+        for batch in pq.ParquetFile(fh).iter_batches(batch_size=1024, columns=["text", "status"]):
+            ok = batch.filter(pc.equal(batch.column("status"), "ok"))
+            if ok.num_rows:
+                yield from edge_arrow(ok, cfg, boilerplate)
+
+
+def window_arrow(
+    batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray | None = None
+) -> Iterator[pa.RecordBatch]:
     """WINDOWS rows for a batch of (doc_id, requests: [(doc_a, doc_b, side, lo, hi)], text).
 
     The texts stay in Arrow's UTF-8 buffer: each is normalized once, each slice of about
@@ -121,16 +194,23 @@ def window_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray)
     buffer (no Python string per text or window). Output batches hold at most WINDOW_BATCH_BYTES
     of window text.
     """
-    for part in text_slices(batch):
-        yield from _slice_windows(part, cfg, boilerplate)
+    template = np.zeros(0, np.int64) if template is None else template
+    for part in text_slices(batch, KGRAM_SLICE_BYTES if len(template) else TEXT_SLICE_BYTES):
+        yield from _slice_windows(part, cfg, boilerplate, template)
 
 
-def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
+def _slice_windows(
+    batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray
+) -> Iterator[pa.RecordBatch]:
     w = cfg.winnow
     data, text_starts, text_ends = _text_buffers(batch.column("text"))
     fp = fingerprint_batch(batch.column("text"), w.k, w.w, w.robust, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
     fp_bounds = np.searchsorted(fp.doc, np.arange(batch.num_rows + 1))
     fp_flags_all = is_boilerplate(fp.hashes, boilerplate)
+    if len(template):
+        every = every_kgram(batch.column("text"), cfg)
+        kg_bounds = np.searchsorted(every.doc, np.arange(batch.num_rows + 1))
+        kg_template = is_boilerplate(every.hashes, template)
     fold, expand = fold_table()
     requests = batch.column("requests")
     offsets = requests.offsets.to_numpy()
@@ -182,7 +262,8 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarra
         # the document's template text, clipped to each of its windows (both sides)
         flags = fp_flags_all[fp_bounds[row] : fp_bounds[row + 1]]
         norm_positions = np.searchsorted(norm_offsets, positions)
-        t_lo, t_hi = template_intervals(norm_positions, flags, w.k, w.w, len(norm_offsets))
+        kgram_starts = np.flatnonzero(kg_template[kg_bounds[row] : kg_bounds[row + 1]]) if len(template) else None
+        t_lo, t_hi = template_intervals(norm_positions, flags, w.k, w.w, len(norm_offsets), kgram_starts)
         win_lo = np.searchsorted(norm_offsets, start)
         win_hi = np.searchsorted(norm_offsets, end)
         counts, lo_in, hi_in = window_intervals(t_lo, t_hi, win_lo, win_hi)
@@ -348,17 +429,19 @@ def run(ctx: StageContext) -> dict:
     boilerplate = np.sort(np.array([r["hash"] for r in boilerplate_hashes(spark, out, max_df).collect()], dtype=np.int64))
     shared = spark.sparkContext.broadcast(boilerplate)
     inject = injected_stages(spark)
+    texts = read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
+    template = template_kgrams(spark, out, cfg, shared, max_df)
+    shared_template = spark.sparkContext.broadcast(template)
 
     def windows_of(batches):
         for batch in batches:
-            yield from window_arrow(batch, cfg, shared.value)
+            yield from window_arrow(batch, cfg, shared.value, shared_template.value)
 
     def grow(batches):
         for chunk in sorted_chunks(batches, ["doc_a", "doc_b"], rows=PAIR_CHUNK_ROWS):
             maybe_fail("passages", inject)
             yield grow_arrow(chunk, cfg)
 
-    texts = read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
     window_types = spark_schema(WINDOWS)
     seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
 
@@ -480,6 +563,7 @@ def run(ctx: StageContext) -> dict:
         "content_chars": row["content"] or 0,
         "boilerplate_passages": row["boilerplate"] or 0,
         "max_df": max_df,
+        "template_kgrams": len(template),
         "min_content": min_content(cfg),
         "pairs_grown_from_whole_texts": redone,
     }
@@ -487,15 +571,15 @@ def run(ctx: StageContext) -> dict:
 
 def min_content(cfg: RunConfig) -> int:
     """Consecutive content units (on both sides) one passage must hold for its pair to share
-    content: w by default. A template block's ragged edges (the up to w - 1 units between its end
-    and its first or last boilerplate fingerprint, which template text does not cover) are never w
-    long, and a copy of t = w + k - 1 units, the guarantee's length, always is."""
-    return cfg.passages.min_content or cfg.winnow.w
+    content: t = w + k - 1 by default, the guarantee's length, which a copy of t units always
+    holds. Template that template text does not reach (a line without a window of its own, too
+    rare next to a block to be a template k-gram) comes in pieces shorter than that."""
+    return cfg.passages.min_content or cfg.winnow.w + cfg.winnow.k - 1
 
 
 def judge_pairs(spark: SparkSession, out: str, found):
     """Every candidate pair with what its passages copied (PAIRS columns): a content pair when
-    longest_content >= min_content (w by default)."""
+    longest_content >= min_content (t = w + k - 1 by default)."""
     copied = found.groupBy("doc_a", "doc_b").agg(
         F.count(F.lit(1)).alias("passages"),
         *(F.max(f"pair_{name}").alias(name) for name in UNION),
