@@ -29,8 +29,8 @@ TABLES = (
     "passages",
     "clusters",
 )
-#: Tables of an optional stage, compared when both outputs have them.
-OPTIONAL = ("deduped",)
+#: Tables compared when both outputs have them (an optional stage, or a table newer than the other output).
+OPTIONAL = ("template_kgrams", "deduped")
 
 
 def sorted_table(folder: Path) -> pa.Table:

@@ -172,6 +172,11 @@ PAIRS = pa.schema([*CANDIDATE_PAIRS, *COPIED])
 #: fingerprint grew into a passage. Kept, counted, never paired.
 TEMPLATE_PAIRS = pa.schema([*PAIRS, ("reason", pa.string())])  # "template" | "no_passage"
 
+#: The template k-grams (webwinnow.analysis.template): a k-gram's hash and the documents holding it
+#: within w of a block of their template text, more than max_df of them. Template text wherever
+#: the k-gram occurs, selected or not.
+TEMPLATE_KGRAMS = pa.schema([("hash", pa.int64()), ("docs", pa.int64())])
+
 #: Exact copied passages of each pair (of the pairs table): maximal matching spans of the normalized texts, as
 #: character offsets into documents.text (end exclusive).
 PASSAGES = pa.schema(
@@ -326,6 +331,7 @@ TABLE_SCHEMAS = {
     "pair_seeds": PAIR_SEEDS,
     "pairs": PAIRS,
     "template_pairs": TEMPLATE_PAIRS,
+    "template_kgrams": TEMPLATE_KGRAMS,
     "passages": PASSAGES,
     "clusters": CLUSTERS,
     "deduped": DEDUPED,

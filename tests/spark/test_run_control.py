@@ -33,6 +33,7 @@ KEYS = {
     "candidate_pairs": ["doc_a", "doc_b"],
     "pairs": ["doc_a", "doc_b"],
     "template_pairs": ["doc_a", "doc_b"],
+    "template_kgrams": ["hash"],
     "pair_seeds": ["doc_a", "doc_b"],
     "passages": ["doc_a", "doc_b", "start_a", "start_b"],
     "clusters": ["doc_id"],
@@ -73,6 +74,7 @@ def test_a_failed_run_resumes_to_the_uninterrupted_tables(tmp_path, sample_dir, 
         "rank_freq",
         "candidate_pairs",
         "pair_seeds",
+        "template_kgrams",  # the passages stage's first table, written before the failure: rewritten on resume
     }
     capsys.readouterr()
     assert main(argv + ["--resume"]) == 0
@@ -194,9 +196,9 @@ def test_a_stage_alone_marks_downstream_stale_and_downstream_reruns(tmp_path, sa
     conf = ["--conf", str(CONF)]
     assert main(["candidates", "--out", str(out), "--min-shared", "2", *conf]) == 0
     err = capsys.readouterr().err
-    assert "now stale (made from tables this command replaced): clusters, pairs, passages, report, template_pairs" in err
+    assert "now stale (made from tables this command replaced): clusters, pairs, passages, report, template_kgrams, template_pairs" in err
     summary = json.loads((out / "summary.json").read_text())
-    assert set(summary["stale"]) == {"clusters", "pairs", "template_pairs", "passages", "report"}
+    assert set(summary["stale"]) == {"clusters", "pairs", "template_pairs", "template_kgrams", "passages", "report"}
     assert summary["extract"]["parsed"] == 311  # the run's other entries survive a stage run alone
     assert "run.log" in os.listdir(out) and "webwinnow candidates" in (out / "run.log").read_text()
 

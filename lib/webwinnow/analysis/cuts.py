@@ -30,7 +30,7 @@ from ..core.codetokens import DEFAULT_LEXER
 from ..core.winnowing import fingerprint, units
 from .boilerplate import is_boilerplate
 from .spans import copied_passages
-from .template import template_intervals
+from .template import text_template
 
 #: Seeds per shared hash when a pair is grown again: every occurrence in the copy, and as many of
 #: the source's as keep occurrences × occurrences under this (one at least). The copy's every
@@ -62,6 +62,7 @@ def all_spans(
     unit: str,
     lexer: str,
     max_compared: int,
+    template_kgrams: np.ndarray | None = None,
 ) -> tuple[list[Span], bool]:
     """Every maximal copied span of two whole texts grown from their shared non-boilerplate
     fingerprints, with no cap on their number: (spans, complete). complete is False when
@@ -80,9 +81,7 @@ def all_spans(
         unit=unit,
         lexer=lexer,
     )
-    _, offsets, ends = units(copy_text, unit, lexer)
-    hashes, positions = fingerprint(copy_text, k=k, w=w, robust=robust, mod_p=mod_p, unit=unit, lexer=lexer)
-    lo, hi = template_intervals(np.searchsorted(offsets, positions), is_boilerplate(hashes, boilerplate), k, w, len(offsets))
+    offsets, _, lo, hi = text_template(copy_text, k, w, robust, mod_p, boilerplate, template_kgrams, unit, lexer)
     first = np.searchsorted(offsets, found.start_a, side="left")
     content = found.length - _inside(lo, hi, first, first + found.length)
     spans = [

@@ -41,6 +41,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.codetokens import DEFAULT_LEXER
+from ..core.winnowing import fingerprint, units
+from .boilerplate import is_boilerplate
+
 
 def template_intervals(
     norm_positions: np.ndarray,
@@ -119,3 +123,28 @@ def window_intervals(
     index = np.repeat(first - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
     base_lo, base_hi = np.repeat(win_lo, counts), np.repeat(win_hi, counts)
     return counts, np.maximum(lo[index], base_lo) - base_lo, np.minimum(hi[index], base_hi) - base_lo
+
+
+def text_template(
+    text: str,
+    k: int,
+    w: int,
+    robust: bool,
+    mod_p: int,
+    boilerplate: np.ndarray,
+    template_kgrams: np.ndarray | None = None,
+    unit: str = "char",
+    lexer: str = DEFAULT_LEXER,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One page's units (their character starts and ends) and its template text as intervals of
+    their indices: its blocks, from the boilerplate hashes (sorted), and every occurrence of a
+    template k-gram (their hashes, sorted), when given."""
+    hashes, positions = fingerprint(text, k=k, w=w, robust=robust, mod_p=mod_p, unit=unit, lexer=lexer)
+    _, offsets, ends = units(text, unit, lexer)
+    starts = None
+    if template_kgrams is not None and len(template_kgrams):
+        every, _ = fingerprint(text, k=k, w=1, robust=False, mod_p=mod_p, unit=unit, lexer=lexer)
+        starts = np.flatnonzero(is_boilerplate(every, template_kgrams))
+    flags = is_boilerplate(hashes, boilerplate)
+    lo, hi = template_intervals(np.searchsorted(offsets, positions), flags, k, w, len(offsets), starts)
+    return offsets, ends, lo, hi

@@ -405,9 +405,9 @@ STAGES: tuple[Stage, ...] = (
     ),
     Stage(
         "passages",
-        "pair_seeds → passages, pairs, template_pairs",
+        "pair_seeds → passages, pairs, template_pairs, template_kgrams",
         ("pair_seeds", "candidate_pairs", "documents", "doc_stats"),
-        ("pairs", "template_pairs", "passages"),
+        ("pairs", "template_pairs", "passages", "template_kgrams"),
         ("later",),
         _fields("passages", "max_spans", "max_compared", "min_content"),
         _passages_lines,

@@ -41,16 +41,16 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from .. import schemas
-from ..analysis.boilerplate import is_boilerplate
 from ..analysis.cuts import all_spans, needed_sources, outside, repeat_spans, repeats_unseeded, unit_span
 from ..analysis.removal import cut, merge_spans, original_spans, span_chars, subtract_spans
-from ..analysis.template import template_intervals
+from ..analysis.template import text_template
 from ..config import RunConfig
-from ..core.winnowing import fingerprint, units
+from ..core.winnowing import units
 from ..outputs.tables import read_table_config, write_table
 from . import StageContext
 from ._frames import read_table, spark_schema, url_host
 from .candidates import SOURCE_BASES, boilerplate_hashes
+from .passages import template_kgram_hashes
 
 #: What a dedup task gets per document.
 _IN = (
@@ -96,7 +96,9 @@ KEEP_ROWS = pa.schema([("doc_id", pa.int64()), ("start", pa.int64()), ("lo", pa.
 REGROWTH_WORK = 64
 
 
-def dedup_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
+def dedup_arrow(
+    batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: np.ndarray, template_kgrams: np.ndarray | None = None
+) -> Iterator[pa.RecordBatch]:
     """DEDUPED rows for batches of _IN rows (cuts: the passages to remove, with their sources;
     keep: spans the page keeps whatever else is cut, since later pages lost them to it)."""
     w = cfg.winnow
@@ -120,7 +122,7 @@ def dedup_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: 
                 keep = merge_spans((unit_span(starts, ends, c["start"], c["lo"], c["hi"]) for c in r["keep"]), n)
             template: list[tuple[int, int]] = []
             if r["strip"] and r["duplicate_of"] is None:
-                template = template_spans(text, w.k, w.w, w.robust, w.mod_p, boilerplate, w.unit)
+                template = template_spans(text, w.k, w.w, w.robust, w.mod_p, boilerplate, w.unit, template_kgrams)
                 template = subtract_spans(subtract_spans(template, copies), keep)
             removed = merge_spans(copies + template, n)
             kept: str | None = cut(text, removed)
@@ -144,7 +146,11 @@ def dedup_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: 
 
 
 def regrow_arrow(
-    batches: Iterator[pa.RecordBatch], cfg: RunConfig, min_passage: int, boilerplate: np.ndarray
+    batches: Iterator[pa.RecordBatch],
+    cfg: RunConfig,
+    min_passage: int,
+    boilerplate: np.ndarray,
+    template_kgrams: np.ndarray | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """GROWN_CUTS rows for batches of capped (copy doc_id, text, source, source_text, source_order)."""
     w = cfg.winnow
@@ -163,6 +169,7 @@ def regrow_arrow(
                 unit=w.unit,
                 lexer=w.lexer,
                 max_compared=bound,
+                template_kgrams=template_kgrams,
             )
             rows: list[tuple[int | None, ...]] = [
                 (s.copy_start, s.copy_end, s.content, s.source_start, s.source_end) for s in spans if s.length >= min_passage
@@ -182,7 +189,9 @@ def regrow_arrow(
         yield pa.RecordBatch.from_pydict(out, schema=GROWN_CUTS)
 
 
-def needed_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
+def needed_arrow(
+    batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate: np.ndarray, template_kgrams: np.ndarray | None = None
+) -> Iterator[pa.RecordBatch]:
     """KEEP_ROWS for batches of kept copies (doc_id, text, cuts, strip): what each source keeps of
     what a copy lost to it (analysis.cuts.needed_sources), less what the copy would have lost
     as its own template anyway."""
@@ -196,7 +205,7 @@ def needed_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate:
                 continue
             text = r["text"] or ""
             if r["strip"]:
-                starts, ends, lo, hi = template_units(text, w.k, w.w, w.robust, w.mod_p, boilerplate, w.unit)
+                starts, ends, lo, hi = template_units(text, w.k, w.w, w.robust, w.mod_p, boilerplate, w.unit, template_kgrams)
             else:
                 _, starts, ends = units(text, w.unit)
                 lo = hi = np.zeros(0, np.int64)
@@ -211,22 +220,33 @@ def needed_arrow(batches: Iterator[pa.RecordBatch], cfg: RunConfig, boilerplate:
 
 
 def template_spans(
-    text: str, k: int, w: int, robust: bool, mod_p: int, boilerplate: np.ndarray, unit: str = "char"
+    text: str,
+    k: int,
+    w: int,
+    robust: bool,
+    mod_p: int,
+    boilerplate: np.ndarray,
+    unit: str = "char",
+    template_kgrams: np.ndarray | None = None,
 ) -> list[tuple[int, int]]:
     """A page's template text as merged character spans of the original text."""
-    offsets, ends, lo, hi = template_units(text, k, w, robust, mod_p, boilerplate, unit)
+    offsets, ends, lo, hi = template_units(text, k, w, robust, mod_p, boilerplate, unit, template_kgrams)
     return merge_spans(original_spans(offsets, lo, hi, ends), len(text))
 
 
 def template_units(
-    text: str, k: int, w: int, robust: bool, mod_p: int, boilerplate: np.ndarray, unit: str = "char"
+    text: str,
+    k: int,
+    w: int,
+    robust: bool,
+    mod_p: int,
+    boilerplate: np.ndarray,
+    unit: str = "char",
+    template_kgrams: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A page's units (their character starts and ends) and its template text as intervals of
-    their indices (webwinnow.analysis.template)."""
-    hashes, positions = fingerprint(text, k=k, w=w, robust=robust, mod_p=mod_p, unit=unit)
-    _, offsets, ends = units(text, unit)
-    lo, hi = template_intervals(np.searchsorted(offsets, positions), is_boilerplate(hashes, boilerplate), k, w, len(offsets))
-    return offsets, ends, lo, hi
+    their indices (webwinnow.analysis.template): the passages stage's template k-grams included."""
+    return text_template(text, k, w, robust, mod_p, boilerplate, template_kgrams, unit)
 
 
 def run(ctx: StageContext) -> dict:
@@ -291,6 +311,8 @@ def run(ctx: StageContext) -> dict:
         max_df = read_table_config(out, "candidate_pairs")["max_df"]
         boilerplate = np.sort(np.array([r["hash"] for r in boilerplate_hashes(spark, out, max_df).collect()], np.int64))
     shared = spark.sparkContext.broadcast(boilerplate)
+    kgrams = template_kgram_hashes(out) if d.strip_template or any_capped else np.zeros(0, np.int64)
+    shared_kgrams = spark.sparkContext.broadcast(kgrams)
 
     cut_cols = ["doc_id", "start", "end", "content", "source", "source_start", "source_end", "source_order"]
     cuts = edges.filter(F.col("length") >= min_passage).select(*cut_cols)
@@ -309,7 +331,7 @@ def run(ctx: StageContext) -> dict:
         )
 
         def regrown(batches):
-            yield from regrow_arrow(batches, cfg, min_passage, shared.value)
+            yield from regrow_arrow(batches, cfg, min_passage, shared.value, shared_kgrams.value)
 
         grown = regrow_in.repartition("doc_id").mapInArrow(regrown, spark_schema(GROWN_CUTS)).persist()
         cuts = cuts.join(capped.select("doc_id", "source"), ["doc_id", "source"], "left_anti").unionByName(
@@ -327,7 +349,7 @@ def run(ctx: StageContext) -> dict:
     base = placed.join(per_copy, "doc_id", "left").join(keepers, "doc_id", "left").withColumn("strip", strip)
 
     def needed(batches):
-        yield from needed_arrow(batches, cfg, shared.value)
+        yield from needed_arrow(batches, cfg, shared.value, shared_kgrams.value)
 
     if d.strip_template or d.min_kept_chars > 1:
         # which sources keep what their kept copies lose, though it be their template or all that
@@ -346,7 +368,7 @@ def run(ctx: StageContext) -> dict:
         rows = base.withColumn("keep", F.lit(None).cast("array<struct<start:long,lo:long,hi:long>>")).select(*_IN)
 
     def deduped(batches):
-        yield from dedup_arrow(batches, cfg, shared.value)
+        yield from dedup_arrow(batches, cfg, shared.value, shared_kgrams.value)
 
     # documents' order: the same rows whatever Spark's partitioning (tests compare runs)
     table = rows.repartition("doc_id").mapInArrow(deduped, spark_schema(schemas.DEDUPED)).sortWithinPartitions("doc_id")

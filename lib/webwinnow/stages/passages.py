@@ -43,7 +43,7 @@ from ..config import RunConfig
 from ..core import kernel
 from ..core.charfold import fold_table
 from ..core.winnowing import _text_buffers, fingerprint_batch
-from ..outputs.tables import parquet_files, read_table_config, row_count, table_meta, write_table
+from ..outputs.tables import parquet_files, read_arrow, read_table_config, row_count, table_meta, write_table
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, sorted_chunks, spark_schema
@@ -155,24 +155,31 @@ def _edge_counts(texts: pa.Array, cfg: RunConfig, boilerplate: np.ndarray) -> pa
 
 
 def template_kgrams(spark: SparkSession, out: str, cfg: RunConfig, shared, max_df: int) -> np.ndarray:
-    """The template k-grams' hashes, sorted: those more than max_df documents hold next to a
-    block of their template text. Small: each is in more than max_df documents' at most 2w
-    k-grams per block, so they number at most (2w · blocks) / max_df.
+    """Writes `template_kgrams` and returns their hashes, sorted: the k-grams more than max_df
+    documents hold next to a block of their template text. Small: each is in more than max_df
+    documents' at most 2w k-grams per block, so they number at most (2w · blocks) / max_df.
 
     One task per Parquet file of the documents reads its texts with pyarrow: no page text goes
     through the JVM, which only sums the counts."""
     files = [f for table in ("documents", "indexed_documents") if table_meta(out, table) for f in parquet_files(out, table)]
-    if not files:
-        return np.zeros(0, np.int64)
 
     def edges_of(batches):
         for batch in batches:
             for i in batch.column("id").to_pylist():
                 yield from _file_edges(files[i], cfg, shared.value)
 
-    counts = spark.range(0, len(files), 1, len(files)).mapInArrow(edges_of, spark_schema(EDGE_COUNTS))
+    counts = spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(edges_of, spark_schema(EDGE_COUNTS))
     frequent = counts.groupBy("hash").agg(F.sum("docs").alias("docs")).filter(F.col("docs") > max_df)
-    return np.sort(np.array([r["hash"] for r in frequent.select("hash").collect()], dtype=np.int64))
+    write_table(frequent.select(*schemas.TEMPLATE_KGRAMS.names), out, "template_kgrams", cfg, "passages")
+    return template_kgram_hashes(out)
+
+
+def template_kgram_hashes(out: str) -> np.ndarray:
+    """The template k-grams' hashes, sorted; none where the passages stage did not write them (an
+    output made before they existed)."""
+    if table_meta(out, "template_kgrams") is None:
+        return np.zeros(0, np.int64)
+    return np.sort(read_arrow(out, "template_kgrams", ["hash"]).column("hash").to_numpy().astype(np.int64))
 
 
 def _file_edges(name: str, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
