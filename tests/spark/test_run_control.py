@@ -196,7 +196,10 @@ def test_a_stage_alone_marks_downstream_stale_and_downstream_reruns(tmp_path, sa
     conf = ["--conf", str(CONF)]
     assert main(["candidates", "--out", str(out), "--min-shared", "2", *conf]) == 0
     err = capsys.readouterr().err
-    assert "now stale (made from tables this command replaced): clusters, pairs, passages, report, template_kgrams, template_pairs" in err
+    assert (
+        "now stale (made from tables this command replaced): clusters, pairs, passages, report, template_kgrams, template_pairs"
+        in err
+    )
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["stale"]) == {"clusters", "pairs", "template_pairs", "template_kgrams", "passages", "report"}
     assert summary["extract"]["parsed"] == 311  # the run's other entries survive a stage run alone
