@@ -27,10 +27,11 @@ TABLES = (
     "pairs",
     "template_pairs",
     "passages",
+    "template_kgrams",
     "clusters",
 )
-#: Tables compared when both outputs have them (an optional stage, or a table newer than the other output).
-OPTIONAL = ("template_kgrams", "deduped")
+#: Tables of an optional stage. Any table is compared only when both outputs have it.
+OPTIONAL = ("deduped",)
 
 
 def sorted_table(folder: Path) -> pa.Table:
