@@ -14,13 +14,16 @@ straddling the end of a navigation bar and the first word of the page falls belo
 the span it grows into is all template) go to `template_pairs` with their reason: counted,
 never paired, never clustered.
 
-No full text travels per pair. Each document is read once, where it is stored: it is
-normalized and fingerprinted once, and for every pair it belongs to it sends only the window
-from `margin` normalized characters before that pair's first seed to `margin` after its last
-(with the window's fingerprints and whether they are boilerplate). The pair's spans are grown
-inside the two windows; a pair whose span (or seed) reaches a window edge that is not its text's
-end is grown again from the whole texts, so the result is exactly that of whole texts. What a
-pair moves grows with the stretch its seeds cover, not with its documents' length.
+No full text travels per pair. The pairs are grouped by their document a: each document a
+travels once, as its whole text, to the task that grows its pairs, and that task cuts its
+windows there. Each document b is read once, where it is stored: it is normalized and
+fingerprinted once, and for every pair it is the b of it sends only the window from `margin`
+normalized characters before that pair's first seed to `margin` after its last. A window
+carries its fingerprints, whether they are boilerplate, and its template text. The pair's spans
+are grown inside the two windows; a pair whose span (or seed) reaches a window edge that is not
+its text's end is grown again from the whole texts, so the result is exactly that of whole
+texts. What a pair moves grows with the stretch its seeds cover on b, not with its documents'
+length.
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ WINDOWS = pa.schema(
         ("tok_end", pa.list_(pa.int32())),
     ]
 )
+#: WINDOWS' list columns: null in the rows that carry a whole document or a pair's seeds.
+WINDOW_LISTS = ("fp_pos", "fp_boilerplate", "tpl_lo", "tpl_hi", "tok_code", "tok_start", "tok_end")
 #: Window text per output batch of the window pass. Memory, not speed: a batch is copied on its
 #: way to the JVM, and its rows wait in the shuffle.
 WINDOW_BATCH_BYTES = 32 << 20
@@ -346,10 +351,71 @@ def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: 
     )
 
 
+def pair_chunks(batches, rows: int = PAIR_CHUNK_ROWS) -> Iterator[pa.Table]:
+    """Tables of about `rows` rows sorted by (doc_a, doc_b, side) that never split a pair, each
+    holding the whole-text row (side -1) of every document a it has pairs of: a document in more
+    pairs than a chunk holds goes to each of its chunks, so a page in thousands of pairs (a mirror
+    farm) does not make a chunk of all of its pairs' windows."""
+    carry = None
+    for chunk in sorted_chunks(batches, ["doc_a", "doc_b"], rows=rows):
+        side, doc_a = chunk.column("side").to_numpy(), chunk.column("doc_a").to_numpy()
+        if carry is not None and side[0] != -1 and carry.column("doc_a")[0].as_py() == doc_a[0]:
+            chunk = pa.concat_tables([carry, chunk])
+            side, doc_a = chunk.column("side").to_numpy(), chunk.column("doc_a").to_numpy()
+        last = np.flatnonzero((side == -1) & (doc_a == doc_a[-1]))
+        carry = chunk.slice(int(last[0]), 1) if len(last) else None
+        yield chunk
+
+
+def with_a_windows(chunk: pa.Table, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray, whole: bool) -> pa.Table:
+    """grow_arrow's input for a chunk of rows sorted by (doc_a, doc_b, side) that holds, per
+    document a, its whole text (side -1), then per pair its b window (side 1) and seeds (side 2):
+    side a's windows are cut here, from the pairs' seeds, exactly as the window pass cuts b's."""
+    side = chunk.column("side").to_numpy()
+    docs = np.flatnonzero(side == -1)
+    rest = chunk.filter(pa.array(side != -1))
+    seed_rows = rest.filter(pc.equal(rest.column("side"), 2))
+    if not len(docs) or not seed_rows.num_rows:
+        return rest
+    seeds = seed_rows.column("seeds").combine_chunks()
+    starts = _offsets(seeds)
+    if whole:
+        lo = np.zeros(seed_rows.num_rows, np.int64)
+        hi = np.full(seed_rows.num_rows, 2**62, np.int64)
+    else:  # a pair always has seeds
+        pos_a = seeds.flatten().field("pos_a").to_numpy(zero_copy_only=False).astype(np.int64)
+        lo, hi = np.minimum.reduceat(pos_a, starts[:-1]), np.maximum.reduceat(pos_a, starts[:-1])
+    pair_a = seed_rows.column("doc_a").to_numpy()
+    doc_ids = chunk.column("doc_a").to_numpy()[docs]
+    first, last = np.searchsorted(pair_a, doc_ids, "left"), np.searchsorted(pair_a, doc_ids, "right")
+    index = np.concatenate([np.arange(f, e) for f, e in zip(first.tolist(), last.tolist(), strict=True)])
+    request = pa.StructArray.from_arrays(
+        [
+            pa.array(pair_a[index]),
+            pa.array(seed_rows.column("doc_b").to_numpy()[index]),
+            pa.array(np.zeros(len(index), np.int32)),
+            pa.array(lo[index]),
+            pa.array(hi[index]),
+        ],
+        names=["doc_a", "doc_b", "side", "lo", "hi"],
+    )
+    offsets = pa.array(np.concatenate([[0], np.cumsum(last - first)]).astype(np.int32))
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(doc_ids), pa.ListArray.from_arrays(offsets, request), chunk.column("text").take(pa.array(docs)).combine_chunks()],
+        names=["doc_id", "requests", "text"],
+    )
+    cut = pa.Table.from_batches(list(window_arrow(batch, cfg, boilerplate, template)), schema=WINDOWS)
+    cut = cut.append_column("seeds", pa.nulls(cut.num_rows, rest.schema.field("seeds").type)).cast(rest.schema)
+    both = pa.concat_tables([cut, rest])
+    return both.take(pc.sort_indices(both, [("doc_a", "ascending"), ("doc_b", "ascending"), ("side", "ascending")]))
+
+
 def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     """GROWN rows for rows sorted by (doc_a, doc_b, side): per pair its window of a (side 0), of b
     (side 1) and its seeds (side 2). Spans grown inside the windows by one kernel call for the
     whole chunk, or a redo row; a pair missing a row (a document that is not ok) has no passages."""
+    if table.num_rows < 3:  # no pair's three rows
+        return pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in GROWN], schema=GROWN)
     table = table.combine_chunks()
     doc_a, doc_b = table.column("doc_a").to_numpy(), table.column("doc_b").to_numpy()
     side = table.column("side").to_numpy()
@@ -444,71 +510,55 @@ def run(ctx: StageContext) -> dict:
         for batch in batches:
             yield from window_arrow(batch, cfg, shared.value, shared_template.value)
 
-    def grow(batches):
-        for chunk in sorted_chunks(batches, ["doc_a", "doc_b"], rows=PAIR_CHUNK_ROWS):
-            maybe_fail("passages", inject)
-            yield grow_arrow(chunk, cfg)
-
     window_types = spark_schema(WINDOWS)
     seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
 
     def grown_from(seeds, pairs: int, whole: bool):
         """GROWN rows of the pairs in `seeds`: windows around their seeds, or whole texts."""
+
+        def grow(batches):
+            for chunk in pair_chunks(batches):
+                maybe_fail("passages", inject)
+                yield grow_arrow(with_a_windows(chunk, cfg, shared.value, shared_template.value, whole), cfg)
+
         if whole:
-            bounds = [F.lit(0).cast("long"), F.lit(2**62).cast("long")] * 2
+            lo_b, hi_b = F.lit(0).cast("long"), F.lit(2**62).cast("long")
         else:
-            bounds = [
-                F.expr(f"array_{f}(transform(seeds, s -> s.pos_{x}))").cast("long") for x in ("a", "b") for f in ("min", "max")
-            ]
-        ends = seeds.select(
-            "doc_a", "doc_b", *(b.alias(n) for b, n in zip(bounds, ("lo_a", "hi_a", "lo_b", "hi_b"), strict=True))
-        )
-        sides = [
-            ends.select(
-                F.col(doc).alias("doc_id"),
-                "doc_a",
-                "doc_b",
-                F.lit(side).alias("side"),
-                F.col(f"lo_{x}").alias("lo"),
-                F.col(f"hi_{x}").alias("hi"),
-            )
-            for side, doc, x in ((0, "doc_a", "a"), (1, "doc_b", "b"))
-        ]
-        requests = (
-            sides[0]
-            .unionByName(sides[1])
-            .groupBy("doc_id")
-            .agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
-        )
-        if 2 * pairs <= BROADCAST_ROWS:
-            requests = F.broadcast(requests)  # the texts are then read where they are, never shuffled
+            lo_b, hi_b = (F.expr(f"array_{f}(transform(seeds, s -> s.pos_b))").cast("long") for f in ("min", "max"))
+        requests = seeds.select(
+            F.col("doc_b").alias("doc_id"), "doc_a", "doc_b", F.lit(1).alias("side"), lo_b.alias("lo"), hi_b.alias("hi")
+        ).groupBy("doc_id").agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
+        firsts = seeds.select(F.col("doc_a").alias("doc_id"))
+        if pairs <= BROADCAST_ROWS:
+            # the texts are then read where they are, never shuffled
+            requests, firsts = F.broadcast(requests), F.broadcast(firsts)
         windows = requests.join(texts, "doc_id").mapInArrow(windows_of, window_types)
-        # One shuffle brings each pair's two windows and its seeds together (sides 0, 1, 2).
+        # Side a travels as its whole text, once per document: a page is in 39 pairs on average
+        # (docs corpus), and its windows, cut per pair, were 28 times its text. The grow task
+        # cuts side a's windows from it (with_a_windows).
+        documents = texts.join(firsts, "doc_id", "left_semi").select(
+            F.col("doc_id").alias("doc_a"),
+            F.lit(-1).cast("long").alias("doc_b"),
+            F.lit(-1).alias("side"),
+            *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in ("start", "open")),
+            "text",
+            *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
+            F.lit(None).cast(seed_type).alias("seeds"),
+        )
+        # One shuffle brings each document (side -1), the b windows of its pairs (side 1) and
+        # their seeds (side 2) together.
         seed_rows = seeds.select(
             "doc_a",
             "doc_b",
             F.lit(2).alias("side"),
-            *(
-                F.lit(None).cast(window_types[name].dataType).alias(name)
-                for name in (
-                    "start",
-                    "open",
-                    "text",
-                    "fp_pos",
-                    "fp_boilerplate",
-                    "tpl_lo",
-                    "tpl_hi",
-                    "tok_code",
-                    "tok_start",
-                    "tok_end",
-                )
-            ),
+            *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in ("start", "open", "text", *WINDOW_LISTS)),
             "seeds",
         )
         return (
             windows.withColumn("seeds", F.lit(None).cast(seed_type))
             .unionByName(seed_rows)
-            .repartition("doc_a", "doc_b")
+            .unionByName(documents)
+            .repartition("doc_a")
             .sortWithinPartitions("doc_a", "doc_b", "side")
             .mapInArrow(grow, spark_schema(GROWN))
         )

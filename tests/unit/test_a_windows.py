@@ -1,0 +1,158 @@
+"""The passages stage ships side a of every pair as its document's whole text, once per document,
+and cuts a's windows in the grow task (with_a_windows). What the grow kernel gets must be exactly
+what it got when the window pass cut both sides: the same windows, so the same passages."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from webwinnow import schemas
+from webwinnow.config import RunConfig, WinnowConfig
+from webwinnow.core.winnowing import fingerprint_batch
+from webwinnow.stages.passages import WINDOW_LISTS, WINDOWS, grow_arrow, pair_chunks, window_arrow, with_a_windows
+
+SEEDS = schemas.PAIR_SEEDS.field("seeds").type
+ROWS = pa.schema([*WINDOWS, ("seeds", SEEDS)])
+ORDER = [("doc_a", "ascending"), ("doc_b", "ascending"), ("side", "ascending")]
+
+
+def _corpus(seed: int):
+    """Pages of random words sharing planted passages (some long, some at a page's edge)."""
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 7))) for _ in range(300)]
+    words = lambda n: " ".join(rng.choice(vocab) for _ in range(n))
+    shared = [words(rng.randint(8, 120)) for _ in range(6)]
+    texts = []
+    for _ in range(rng.randint(4, 9)):
+        parts = [words(rng.randint(0, 60))]
+        for s in rng.sample(shared, rng.randint(1, 4)):
+            parts += [s, words(rng.randint(0, 90))]
+        texts.append(" ".join(parts))
+    return texts
+
+
+def _pairs(texts, cfg):
+    w = cfg.winnow
+    fp = fingerprint_batch(pa.array(texts), w.k, w.w, w.robust)
+    by_doc = [
+        dict(zip(fp.hashes[fp.doc == d].tolist(), fp.positions[fp.doc == d].tolist(), strict=True)) for d in range(len(texts))
+    ]
+    pairs = {}
+    for a in range(len(texts)):
+        for b in range(a + 1, len(texts)):
+            common = sorted(set(by_doc[a]) & set(by_doc[b]))
+            if common:
+                pairs[(a, b)] = [{"pos_a": by_doc[a][h], "pos_b": by_doc[b][h]} for h in common]
+    counts = np.unique(fp.hashes, return_counts=True)
+    return pairs, np.sort(counts[0][counts[1] >= 3])  # "boilerplate": in three pages or more
+
+
+def _windows(texts, requests, cfg, boilerplate, template):
+    docs = sorted(requests)
+    batch = pa.RecordBatch.from_pydict(
+        {"doc_id": docs, "requests": [requests[d] for d in docs], "text": [texts[d] for d in docs]},
+        schema=pa.schema(
+            [
+                ("doc_id", pa.int64()),
+                (
+                    "requests",
+                    pa.list_(
+                        pa.struct([("doc_a", pa.int64()), ("doc_b", pa.int64()), ("side", pa.int32()), ("lo", pa.int64()), ("hi", pa.int64())])
+                    ),
+                ),
+                ("text", pa.string()),
+            ]
+        ),
+    )
+    cut = pa.Table.from_batches(list(window_arrow(batch, cfg, boilerplate, template)), schema=WINDOWS)
+    return cut.append_column("seeds", pa.nulls(cut.num_rows, SEEDS)).cast(ROWS)
+
+
+def _seed_rows(pairs):
+    keys = sorted(pairs)
+    n = len(keys)
+    columns = {f.name: pa.nulls(n, f.type) for f in ROWS}
+    columns.update(
+        doc_a=pa.array([a for a, _ in keys], pa.int64()),
+        doc_b=pa.array([b for _, b in keys], pa.int64()),
+        side=pa.array([2] * n, pa.int32()),
+        seeds=pa.array([pairs[key] for key in keys], SEEDS),
+    )
+    return pa.table(columns, schema=ROWS)
+
+
+def _doc_rows(texts, docs):
+    n = len(docs)
+    columns = {f.name: pa.nulls(n, f.type) for f in ROWS}
+    columns.update(
+        doc_a=pa.array(docs, pa.int64()),
+        doc_b=pa.array([-1] * n, pa.int64()),
+        side=pa.array([-1] * n, pa.int32()),
+        text=pa.array([texts[d] for d in docs], pa.string()),
+    )
+    return pa.table(columns, schema=ROWS)
+
+
+def _bounds(seeds, key, whole):
+    if whole:
+        return 0, 2**62
+    return min(s[key] for s in seeds), max(s[key] for s in seeds)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_windows_cut_in_the_grow_task_equal_the_window_pass_s(seed, whole):
+    cfg = dataclasses.replace(RunConfig(), winnow=WinnowConfig(k=5, w=4))
+    texts = _corpus(seed)
+    pairs, boilerplate = _pairs(texts, cfg)
+    assert pairs
+    template = boilerplate[::3]
+    lost = random.Random(seed).randrange(len(texts))  # a page that is not ok: its pairs get no passages
+    both: dict[int, list] = {}
+    only_b: dict[int, list] = {}
+    for (a, b), seeds in pairs.items():
+        lo_a, hi_a = _bounds(seeds, "pos_a", whole)
+        lo_b, hi_b = _bounds(seeds, "pos_b", whole)
+        if a != lost:
+            both.setdefault(a, []).append({"doc_a": a, "doc_b": b, "side": 0, "lo": lo_a, "hi": hi_a})
+        if b != lost:
+            both.setdefault(b, []).append({"doc_a": a, "doc_b": b, "side": 1, "lo": lo_b, "hi": hi_b})
+            only_b.setdefault(b, []).append({"doc_a": a, "doc_b": b, "side": 1, "lo": lo_b, "hi": hi_b})
+    seeds = _seed_rows(pairs)
+
+    before = pa.concat_tables([_windows(texts, both, cfg, boilerplate, template), seeds])
+    before = before.take(pc.sort_indices(before, ORDER))
+
+    firsts = sorted({a for a, _ in pairs} - {lost})
+    shipped = pa.concat_tables([_windows(texts, only_b, cfg, boilerplate, template), seeds, _doc_rows(texts, firsts)])
+    shipped = shipped.take(pc.sort_indices(shipped, ORDER))
+    after = with_a_windows(shipped, cfg, boilerplate, template, whole)
+
+    assert after.to_pylist() == before.to_pylist()
+    grown_before, grown_after = grow_arrow(before, cfg), grow_arrow(after, cfg)
+    assert grown_after.num_rows and grown_after.equals(grown_before)
+    assert lost not in set(grown_after.column("doc_a").to_pylist())
+
+    # in chunks of a few rows a document's pairs span several chunks: each gets the document's row
+    for rows in (1, 2, 5):
+        chunks = list(pair_chunks(shipped.to_batches(max_chunksize=3), rows=rows))
+        assert sum(c.num_rows for c in chunks) >= shipped.num_rows
+        grown = pa.Table.from_batches([grow_arrow(with_a_windows(c, cfg, boilerplate, template, whole), cfg) for c in chunks])
+        assert grown.combine_chunks().to_pylist() == pa.Table.from_batches([grown_before]).to_pylist()
+
+
+def test_a_chunk_without_documents_or_seeds_grows_nothing():
+    cfg = RunConfig()
+    texts = ["one page of text " * 20, "another page " * 20]
+    rows = _doc_rows(texts, [0])
+    assert with_a_windows(rows, cfg, np.zeros(0, np.int64), np.zeros(0, np.int64), False).num_rows == 0
+    seeds = _seed_rows({(0, 1): [{"pos_a": 3, "pos_b": 4}]})
+    out = with_a_windows(seeds, cfg, np.zeros(0, np.int64), np.zeros(0, np.int64), False)
+    assert out.num_rows == 1 and grow_arrow(out, cfg).num_rows == 0
+    assert set(WINDOW_LISTS) < set(WINDOWS.names)
