@@ -15,10 +15,10 @@ import pytest
 from webwinnow import schemas
 from webwinnow.config import RunConfig, WinnowConfig
 from webwinnow.core.winnowing import fingerprint_batch
-from webwinnow.stages.passages import WINDOW_LISTS, WINDOWS, grow_arrow, pair_chunks, window_arrow, with_a_windows
+from webwinnow.stages.passages import UNION, WINDOW_LISTS, WINDOWS, grow_arrow, pair_chunks, settle, window_arrow, with_a_windows
 
 SEEDS = schemas.PAIR_SEEDS.field("seeds").type
-ROWS = pa.schema([*WINDOWS, ("seeds", SEEDS)])
+ROWS = pa.schema([*WINDOWS, ("seeds", SEEDS), ("source", pa.string()), ("source_basis", pa.string())])
 ORDER = [("doc_a", "ascending"), ("doc_b", "ascending"), ("side", "ascending")]
 
 
@@ -71,7 +71,10 @@ def _windows(texts, requests, cfg, boilerplate, template):
         ),
     )
     cut = pa.Table.from_batches(list(window_arrow(batch, cfg, boilerplate, template)), schema=WINDOWS)
-    return cut.append_column("seeds", pa.nulls(cut.num_rows, SEEDS)).cast(ROWS)
+    for field in ROWS:
+        if field.name not in WINDOWS.names:
+            cut = cut.append_column(field, pa.nulls(cut.num_rows, field.type))
+    return cut.cast(ROWS)
 
 
 def _seed_rows(pairs):
@@ -83,6 +86,8 @@ def _seed_rows(pairs):
         doc_b=pa.array([b for _, b in keys], pa.int64()),
         side=pa.array([2] * n, pa.int32()),
         seeds=pa.array([pairs[key] for key in keys], SEEDS),
+        source=pa.array([("a", "b", "tie")[(a + b) % 3] for a, b in keys]),
+        source_basis=pa.array([None if (a + b) % 3 == 2 else "warc_date" for a, b in keys], pa.string()),
     )
     return pa.table(columns, schema=ROWS)
 
@@ -156,3 +161,48 @@ def test_a_chunk_without_documents_or_seeds_grows_nothing():
     out = with_a_windows(seeds, cfg, np.zeros(0, np.int64), np.zeros(0, np.int64), False)
     assert out.num_rows == 1 and grow_arrow(out, cfg).num_rows == 0
     assert set(WINDOW_LISTS) < set(WINDOWS.names)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("least", [1, 12, 40, 10**9])
+def test_settle_keeps_the_passages_of_content_pairs_and_counts_every_pair(seed, least):
+    cfg = dataclasses.replace(RunConfig(), winnow=WinnowConfig(k=5, w=4))
+    texts = _corpus(seed)
+    pairs, boilerplate = _pairs(texts, cfg)
+    requests: dict[int, list] = {}
+    for (a, b), seeds in pairs.items():
+        for side, doc, key in ((0, a, "pos_a"), (1, b, "pos_b")):
+            lo, hi = _bounds(seeds, key, False)
+            requests.setdefault(doc, []).append({"doc_a": a, "doc_b": b, "side": side, "lo": lo, "hi": hi})
+    chunk = pa.concat_tables([_windows(texts, requests, cfg, boilerplate, boilerplate[::3]), _seed_rows(pairs)])
+    chunk = chunk.take(pc.sort_indices(chunk, ORDER))
+    grown = grow_arrow(chunk, cfg)
+    found, settled = settle(grown, chunk, least)
+
+    # written out: group the grown rows by pair, by hand
+    rows = grown.to_pylist()
+    by_pair: dict[tuple[int, int], list[dict]] = {}
+    for r in rows:
+        if not r["redo"]:
+            by_pair.setdefault((r["doc_a"], r["doc_b"]), []).append(r)
+    source = {(r["doc_a"], r["doc_b"]): (r["source"], r["source_basis"]) for r in _seed_rows(pairs).to_pylist()}
+    want_settled = {
+        (a, b): (len(ps), *(ps[0][f"pair_{n}"] for n in UNION), max(min(p["content_run_a"], p["content_run_b"]) for p in ps))
+        for (a, b), ps in by_pair.items()
+    }
+    got = {(r["doc_a"], r["doc_b"]): (r["passages"], *(r[n] for n in UNION), r["longest_content"]) for r in settled.to_pylist() if not r["redo"]}
+    assert got == want_settled
+    assert {(r["doc_a"], r["doc_b"]) for r in settled.to_pylist() if r["redo"]} == {(r["doc_a"], r["doc_b"]) for r in rows if r["redo"]}
+    content = {pair for pair, v in want_settled.items() if v[-1] >= least}
+    want_found = sorted(
+        tuple(sorted({**{k: v for k, v in r.items() if k in schemas.PASSAGES.names}, "source": source[pair][0], "source_basis": source[pair][1]}.items()))
+        for pair, ps in by_pair.items()
+        if pair in content
+        for r in ps
+    )
+    assert sorted(tuple(sorted(r.items())) for r in found.to_pylist()) == want_found
+    assert found.schema.equals(schemas.PASSAGES)
+    if least == 1:
+        assert found.num_rows == sum(len(ps) for ps in by_pair.values()) > 0
+    if least == 10**9:
+        assert found.num_rows == 0 and settled.num_rows >= len(by_pair)

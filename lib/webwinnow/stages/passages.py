@@ -46,7 +46,18 @@ from ..config import RunConfig
 from ..core import kernel
 from ..core.charfold import fold_table
 from ..core.winnowing import _text_buffers, fingerprint_batch
-from ..outputs.tables import parquet_files, read_arrow, read_table_config, row_count, table_meta, write_table
+from ..outputs.parts import PartWriter, ensure_part
+from ..outputs.tables import (
+    drop_staged,
+    finish_table,
+    parquet_files,
+    read_arrow,
+    read_table_config,
+    row_count,
+    stage_table,
+    table_meta,
+    write_table,
+)
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, sorted_chunks, spark_schema
@@ -98,6 +109,22 @@ GROWN = pa.schema(
     ]
 )
 
+#: A pair's source side (candidate_pairs' columns), carried with its seeds to the grow task.
+SOURCE = ("source", "source_basis")
+#: What a grow task hands the JVM per pair it grew: what its passages copied, or that it must be
+#: grown again from whole texts. Its passages, when it shares content, the task writes itself.
+SETTLED = pa.schema(
+    [
+        ("doc_a", pa.int64()),
+        ("doc_b", pa.int64()),
+        ("redo", pa.bool_()),
+        ("passages", pa.int64()),
+        *((name, pa.int64()) for name in UNION),
+        ("longest_content", pa.int64()),
+    ]
+)
+#: Part numbers of the tasks that grow pairs again from whole texts: after the first pass's.
+WHOLE_TASKS = 100_000
 
 def margin(cfg: RunConfig) -> int:
     """Normalized characters sent beyond a pair's outermost seeds: spans grow past them through
@@ -351,6 +378,48 @@ def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: 
     )
 
 
+def settle(grown: pa.RecordBatch, chunk: pa.Table, least: int) -> tuple[pa.RecordBatch, pa.RecordBatch]:
+    """The PASSAGES rows of grown's content pairs (a passage with a run of `least` content
+    characters on both sides), their source side from the chunk's seed rows, and a SETTLED row
+    per pair grown or to grow again."""
+    doc_a, doc_b = grown.column("doc_a").to_numpy(), grown.column("doc_b").to_numpy()
+    redo = grown.column("redo").to_numpy(zero_copy_only=False)
+    kept = np.flatnonzero(~redo)
+    kept = kept[np.lexsort((doc_b[kept], doc_a[kept]))]
+    a, b = doc_a[kept], doc_b[kept]
+    starts = np.flatnonzero(np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])]) if len(kept) else np.zeros(0, np.int64)
+    counts = np.diff(np.r_[starts, len(kept)])
+    run = np.minimum(grown.column("content_run_a").to_numpy(), grown.column("content_run_b").to_numpy())[kept]
+    longest = np.maximum.reduceat(run, starts) if len(kept) else np.zeros(0, np.int64)
+    first = kept[starts]
+    again = np.flatnonzero(redo)
+    zeros = np.zeros(len(again), np.int64)
+    settled = pa.RecordBatch.from_arrays(
+        [
+            pa.array(np.r_[doc_a[first], doc_a[again]]),
+            pa.array(np.r_[doc_b[first], doc_b[again]]),
+            pa.array(np.r_[np.zeros(len(first), bool), np.ones(len(again), bool)]),
+            pa.array(np.r_[counts, zeros].astype(np.int64)),
+            *(pa.array(np.r_[grown.column(f"pair_{name}").to_numpy()[first], zeros]) for name in UNION),
+            pa.array(np.r_[longest, zeros].astype(np.int64)),
+        ],
+        schema=SETTLED,
+    )
+    rows = kept[np.repeat(longest >= least, counts)]
+    seeds = chunk.filter(pc.equal(chunk.column("side"), 2))
+    where = {pair: i for i, pair in enumerate(zip(seeds.column("doc_a").to_pylist(), seeds.column("doc_b").to_pylist(), strict=True))}
+    index = pa.array([where[pair] for pair in zip(doc_a[rows].tolist(), doc_b[rows].tolist(), strict=True)], pa.int64())
+    take = pa.array(rows, pa.int64())
+    found = pa.RecordBatch.from_arrays(
+        [
+            seeds.column(f.name).take(index).combine_chunks().cast(f.type) if f.name in SOURCE else grown.column(f.name).take(take)
+            for f in schemas.PASSAGES
+        ],
+        schema=schemas.PASSAGES,
+    )
+    return found, settled
+
+
 def pair_chunks(batches, rows: int = PAIR_CHUNK_ROWS) -> Iterator[pa.Table]:
     """Tables of about `rows` rows sorted by (doc_a, doc_b, side) that never split a pair, each
     holding the whole-text row (side -1) of every document a it has pairs of: a document in more
@@ -405,7 +474,10 @@ def with_a_windows(chunk: pa.Table, cfg: RunConfig, boilerplate: np.ndarray, tem
         names=["doc_id", "requests", "text"],
     )
     cut = pa.Table.from_batches(list(window_arrow(batch, cfg, boilerplate, template)), schema=WINDOWS)
-    cut = cut.append_column("seeds", pa.nulls(cut.num_rows, rest.schema.field("seeds").type)).cast(rest.schema)
+    for field in rest.schema:  # the seeds and source columns: null in a window's row
+        if field.name not in WINDOWS.names:
+            cut = cut.append_column(field, pa.nulls(cut.num_rows, field.type))
+    cut = cut.select(rest.schema.names).cast(rest.schema)
     both = pa.concat_tables([cut, rest])
     return both.take(pc.sort_indices(both, [("doc_a", "ascending"), ("doc_b", "ascending"), ("side", "ascending")]))
 
@@ -513,13 +585,29 @@ def run(ctx: StageContext) -> dict:
     window_types = spark_schema(WINDOWS)
     seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
 
+    folder = stage_table(out, "passages")
+
     def grown_from(seeds, pairs: int, whole: bool):
-        """GROWN rows of the pairs in `seeds`: windows around their seeds, or whole texts."""
+        """SETTLED rows of the pairs in `seeds`, grown in windows around their seeds or in whole
+        texts; their content pairs' passages written as parts of the staged passages table."""
+        first_task = WHOLE_TASKS if whole else 0
 
         def grow(batches):
-            for chunk in pair_chunks(batches):
-                maybe_fail("passages", inject)
-                yield grow_arrow(with_a_windows(chunk, cfg, shared.value, shared_template.value, whole), cfg)
+            from pyspark import TaskContext
+
+            context = TaskContext.get()
+            writer = PartWriter(folder, first_task + (context.partitionId() if context else 0), schemas.PASSAGES)
+            try:
+                for chunk in pair_chunks(batches):
+                    maybe_fail("passages", inject)
+                    grown = grow_arrow(with_a_windows(chunk, cfg, shared.value, shared_template.value, whole), cfg)
+                    found, settled = settle(grown, chunk, min_content(cfg))
+                    writer.write(found)
+                    yield settled
+                writer.close()
+            except BaseException:
+                writer.abort()
+                raise
 
         if whole:
             lo_b, hi_b = F.lit(0).cast("long"), F.lit(2**62).cast("long")
@@ -544,6 +632,7 @@ def run(ctx: StageContext) -> dict:
             "text",
             *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
             F.lit(None).cast(seed_type).alias("seeds"),
+            *(F.lit(None).cast("string").alias(name) for name in SOURCE),
         )
         # One shuffle brings each document (side -1), the b windows of its pairs (side 1) and
         # their seeds (side 2) together.
@@ -553,31 +642,34 @@ def run(ctx: StageContext) -> dict:
             F.lit(2).alias("side"),
             *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in ("start", "open", "text", *WINDOW_LISTS)),
             "seeds",
+            *SOURCE,
         )
         return (
             windows.withColumn("seeds", F.lit(None).cast(seed_type))
+            .withColumns({name: F.lit(None).cast("string") for name in SOURCE})
             .unionByName(seed_rows)
             .unionByName(documents)
             .repartition("doc_a")
             .sortWithinPartitions("doc_a", "doc_b", "side")
-            .mapInArrow(grow, spark_schema(GROWN))
+            .mapInArrow(grow, spark_schema(SETTLED))
         )
 
-    seeds = read_table(spark, out, "pair_seeds")
-    grown = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(StorageLevel.MEMORY_AND_DISK)
-    held = [grown]
+    # each pair's source side comes with its seeds: the grow tasks write its passages
+    sources = read_table(spark, out, "candidate_pairs").select("doc_a", "doc_b", *SOURCE)
+    seeds = read_table(spark, out, "pair_seeds").join(sources, ["doc_a", "doc_b"])
+    held = []
     try:
-        redo = grown.filter(F.col("redo")).select("doc_a", "doc_b")
+        settled = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(StorageLevel.MEMORY_AND_DISK)
+        held.append(settled)
+        redo = settled.filter(F.col("redo")).select("doc_a", "doc_b")
         redone = redo.count()
-        found = grown.filter(~F.col("redo"))
+        copied = settled.filter(~F.col("redo")).drop("redo")
         if redone:
             # A few pairs (about 1% on the docs corpus) grow past their windows: they are grown
             # again from their whole texts (windows without an open edge: never redone).
             again = seeds.join(F.broadcast(redo) if redone <= BROADCAST_ROWS else redo, ["doc_a", "doc_b"], "left_semi")
-            found = found.unionByName(grown_from(again, redone, whole=True).filter(~F.col("redo")))
-            found = found.persist(StorageLevel.MEMORY_AND_DISK)  # read for the pairs and for the passages
-            held.append(found)
-        judged = judge_pairs(spark, out, found).persist(StorageLevel.MEMORY_AND_DISK)
+            copied = copied.unionByName(grown_from(again, redone, whole=True).filter(~F.col("redo")).drop("redo"))
+        judged = judge_pairs(spark, out, copied).persist(StorageLevel.MEMORY_AND_DISK)
         held.append(judged)
         content = F.col("longest_content") >= min_content(cfg)
         write_table(judged.filter(content).select(*schemas.PAIRS.names), out, "pairs", cfg, "passages")
@@ -589,9 +681,12 @@ def run(ctx: StageContext) -> dict:
             cfg,
             "passages",
         )
-        sides = read_table(spark, out, "pairs").select("doc_a", "doc_b", "source", "source_basis")
-        write_table(found.join(sides, ["doc_a", "doc_b"]).select(*schemas.PASSAGES.names), out, "passages", cfg, "passages")
-        dropped = found.join(sides, ["doc_a", "doc_b"], "left_anti").count()
+        dropped = read_table(spark, out, "template_pairs").agg(F.sum("passages")).first()[0] or 0
+        ensure_part(folder, schemas.PASSAGES)
+        finish_table(out, "passages", cfg, "passages")
+    except BaseException:
+        drop_staged(out, "passages")
+        raise
     finally:
         for frame in reversed(held):
             frame.unpersist()
@@ -634,14 +729,10 @@ def min_content(cfg: RunConfig) -> int:
     return cfg.passages.min_content or cfg.winnow.w + cfg.winnow.k - 1
 
 
-def judge_pairs(spark: SparkSession, out: str, found):
-    """Every candidate pair with what its passages copied (PAIRS columns): a content pair when
-    longest_content >= min_content (t = w + k - 1 by default)."""
-    copied = found.groupBy("doc_a", "doc_b").agg(
-        F.count(F.lit(1)).alias("passages"),
-        *(F.max(f"pair_{name}").alias(name) for name in UNION),
-        F.max(F.least("content_run_a", "content_run_b")).alias("longest_content"),
-    )
+def judge_pairs(spark: SparkSession, out: str, copied):
+    """Every candidate pair with what its passages copied (PAIRS columns), from the SETTLED rows
+    of the pairs that have passages: a content pair when longest_content >= min_content
+    (t = w + k - 1 by default)."""
     counts = ["passages", *UNION, "longest_content"]
     norm = read_documents(spark, out, "doc_stats").select("doc_id", "norm_chars")
 
