@@ -15,7 +15,8 @@ import pytest
 from webwinnow import schemas
 from webwinnow.config import RunConfig, WinnowConfig
 from webwinnow.core.winnowing import fingerprint_batch
-from webwinnow.stages.passages import UNION, WINDOW_LISTS, WINDOWS, grow_arrow, pair_chunks, settle, window_arrow, with_a_windows
+from webwinnow.stages._windows import WINDOW_LISTS, WINDOWS, pair_chunks, window_arrow, with_a_windows
+from webwinnow.stages.passages import UNION, grow_arrow, settle
 
 SEEDS = schemas.PAIR_SEEDS.field("seeds").type
 ROWS = pa.schema([*WINDOWS, ("seeds", SEEDS), ("source", pa.string()), ("source_basis", pa.string())])
@@ -63,7 +64,15 @@ def _windows(texts, requests, cfg, boilerplate, template):
                 (
                     "requests",
                     pa.list_(
-                        pa.struct([("doc_a", pa.int64()), ("doc_b", pa.int64()), ("side", pa.int32()), ("lo", pa.int64()), ("hi", pa.int64())])
+                        pa.struct(
+                            [
+                                ("doc_a", pa.int64()),
+                                ("doc_b", pa.int64()),
+                                ("side", pa.int32()),
+                                ("lo", pa.int64()),
+                                ("hi", pa.int64()),
+                            ]
+                        )
                     ),
                 ),
                 ("text", pa.string()),
@@ -190,12 +199,26 @@ def test_settle_keeps_the_passages_of_content_pairs_and_counts_every_pair(seed, 
         (a, b): (len(ps), *(ps[0][f"pair_{n}"] for n in UNION), max(min(p["content_run_a"], p["content_run_b"]) for p in ps))
         for (a, b), ps in by_pair.items()
     }
-    got = {(r["doc_a"], r["doc_b"]): (r["passages"], *(r[n] for n in UNION), r["longest_content"]) for r in settled.to_pylist() if not r["redo"]}
+    got = {
+        (r["doc_a"], r["doc_b"]): (r["passages"], *(r[n] for n in UNION), r["longest_content"])
+        for r in settled.to_pylist()
+        if not r["redo"]
+    }
     assert got == want_settled
-    assert {(r["doc_a"], r["doc_b"]) for r in settled.to_pylist() if r["redo"]} == {(r["doc_a"], r["doc_b"]) for r in rows if r["redo"]}
+    assert {(r["doc_a"], r["doc_b"]) for r in settled.to_pylist() if r["redo"]} == {
+        (r["doc_a"], r["doc_b"]) for r in rows if r["redo"]
+    }
     content = {pair for pair, v in want_settled.items() if v[-1] >= least}
     want_found = sorted(
-        tuple(sorted({**{k: v for k, v in r.items() if k in schemas.PASSAGES.names}, "source": source[pair][0], "source_basis": source[pair][1]}.items()))
+        tuple(
+            sorted(
+                {
+                    **{k: v for k, v in r.items() if k in schemas.PASSAGES.names},
+                    "source": source[pair][0],
+                    "source_basis": source[pair][1],
+                }.items()
+            )
+        )
         for pair, ps in by_pair.items()
         if pair in content
         for r in ps

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from webwinnow.stages.passages import text_slices
+from webwinnow.stages._windows import text_slices
 
 
 def _batch(sizes):

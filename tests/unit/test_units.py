@@ -405,9 +405,9 @@ def test_code_windows_carry_the_pages_tokens_and_give_the_whole_texts_passages(m
     spans are those of the whole texts, or it says the pair must be grown again (redo)."""
     import pyarrow as pa
 
-    from webwinnow.stages import passages
+    from webwinnow.stages import _windows, passages
 
-    monkeypatch.setattr(passages, "margin", lambda cfg: margin)
+    monkeypatch.setattr(_windows, "margin", lambda cfg: margin)
     cfg = load_config([], {"winnow": {"unit": "code", "k": 4, "w": 3}})
     rng = random.Random(margin)
     noise = [OTHER, "x = 1;", 'char *s = "open;', "for (;;) { y--; }", "return a + b * c;"]
@@ -434,7 +434,7 @@ def test_code_windows_carry_the_pages_tokens_and_give_the_whole_texts_passages(m
         requests[a].append({"doc_a": a, "doc_b": b, "side": 0, "lo": int(sa.min()), "hi": int(sa.max())})
         requests[b].append({"doc_a": a, "doc_b": b, "side": 1, "lo": int(sb.min()), "hi": int(sb.max())})
     batch = pa.RecordBatch.from_pydict({"doc_id": list(requests), "requests": list(requests.values()), "text": texts})
-    windows = pa.Table.from_batches(list(passages.window_arrow(batch, cfg, np.zeros(0, np.int64))))
+    windows = pa.Table.from_batches(list(_windows.window_arrow(batch, cfg, np.zeros(0, np.int64))))
     assert len(windows) == 2 * len(seeds)
     for row in windows.to_pylist():
         text, start = texts[row["doc_a"] if row["side"] == 0 else row["doc_b"]], row["start"]

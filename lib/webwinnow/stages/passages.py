@@ -40,12 +40,10 @@ from pyspark.sql import functions as F
 
 from .. import schemas, storage
 from ..analysis.boilerplate import is_boilerplate
-from ..analysis.spans import batch_passages, gather_ranges, text_windows
-from ..analysis.template import block_intervals, edge_kgrams, template_intervals, window_intervals
+from ..analysis.spans import batch_passages
+from ..analysis.template import block_intervals, edge_kgrams
 from ..config import RunConfig
-from ..core import kernel
-from ..core.charfold import fold_table
-from ..core.winnowing import _text_buffers, fingerprint_batch
+from ..core.winnowing import fingerprint_batch
 from ..outputs.parts import PartWriter, ensure_part
 from ..outputs.tables import (
     drop_staged,
@@ -60,43 +58,20 @@ from ..outputs.tables import (
 )
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
-from ._frames import read_documents, read_table, sorted_chunks, spark_schema
+from ._frames import read_documents, read_table, spark_schema
+from ._windows import (
+    KGRAM_SLICE_BYTES,
+    WINDOW_LISTS,
+    WINDOWS,
+    every_kgram,
+    pair_chunks,
+    text_slices,
+    window_arrow,
+    with_a_windows,
+)
 from .candidates import boilerplate_hashes
 from .hash_freq import BROADCAST_ROWS
 
-#: One row per (pair, side): the window of that side's text, and for side a its fingerprints.
-WINDOWS = pa.schema(
-    [
-        ("doc_a", pa.int64()),
-        ("doc_b", pa.int64()),
-        ("side", pa.int32()),
-        ("start", pa.int64()),
-        ("open", pa.int32()),
-        ("text", pa.string()),
-        ("fp_pos", pa.list_(pa.int64())),
-        ("fp_boilerplate", pa.list_(pa.bool_())),
-        # the window's template text: intervals of its normalized indices (webwinnow.analysis.template)
-        ("tpl_lo", pa.list_(pa.int64())),
-        ("tpl_hi", pa.list_(pa.int64())),
-        # code: the window's tokens (codes, ranges from the window's start), lexed once per page here
-        # rather than once per pair and side by the span kernel (Pygments lexes about 1 MB/s). They are
-        # most of what a code pair moves, so the ranges are 32-bit: a window is a slice of one page.
-        ("tok_code", pa.list_(pa.int64())),
-        ("tok_start", pa.list_(pa.int32())),
-        ("tok_end", pa.list_(pa.int32())),
-    ]
-)
-#: WINDOWS' list columns: null in the rows that carry a whole document or a pair's seeds.
-WINDOW_LISTS = ("fp_pos", "fp_boilerplate", "tpl_lo", "tpl_hi", "tok_code", "tok_start", "tok_end")
-#: Window text per output batch of the window pass. Memory, not speed: a batch is copied on its
-#: way to the JVM, and its rows wait in the shuffle.
-WINDOW_BATCH_BYTES = 32 << 20
-#: Text normalized and fingerprinted per kernel call: the kernel holds about 30 bytes per character
-#: (offsets, hashes, selections), so a 2,000-document Arrow batch of long pages, taken whole, held
-#: gigabytes per worker (2.5 GiB on the docs corpus).
-TEXT_SLICE_BYTES = 16 << 20
-#: Rows per chunk of (pair, side) rows given to the span kernel: they carry texts.
-PAIR_CHUNK_ROWS = 3000
 #: What a pair copied of each side, counted once where its spans overlap (BatchPassages.union).
 UNION = ("copied_chars_a", "content_chars_a", "copied_chars_b", "content_chars_b")
 #: PASSAGES rows, plus one `redo` row (and no passages) for a pair its windows could not settle.
@@ -126,37 +101,7 @@ SETTLED = pa.schema(
 #: Part numbers of the tasks that grow pairs again from whole texts: after the first pass's.
 WHOLE_TASKS = 100_000
 
-def margin(cfg: RunConfig) -> int:
-    """Normalized characters sent beyond a pair's outermost seeds: spans grow past them through
-    text without shared fingerprints below the cap (boilerplate, or a k-gram's tail). 4(w + k)
-    settles every pair of the docs corpus in its windows (2(w + k) left 1.2% to regrow)."""
-    return 4 * (cfg.winnow.w + cfg.winnow.k)
-
-
-def text_slices(batch: pa.RecordBatch, limit: int = TEXT_SLICE_BYTES) -> Iterator[pa.RecordBatch]:
-    """Zero-copy slices of batch holding about `limit` bytes of its text column each (a longer
-    text is a slice of its own)."""
-    offsets = np.asarray(pc.binary_length(batch.column("text")).fill_null(0), np.int64).cumsum()
-    first = 0
-    while first < batch.num_rows:
-        base = offsets[first - 1] if first else 0
-        last = int(np.searchsorted(offsets, base + limit, side="right"))
-        last = max(last, first + 1)
-        yield batch.slice(first, last - first)
-        first = last
-
-
-#: Text per kernel call when every k-gram's hash is kept (w = 1): 8 bytes of hash and 8 of
-#: position per character, on top of the kernel's own arrays.
-KGRAM_SLICE_BYTES = 4 << 20
 EDGE_COUNTS = pa.schema([("hash", pa.int64()), ("docs", pa.int64())])
-
-
-def every_kgram(texts: pa.Array, cfg: RunConfig):
-    """Every k-gram of the texts (w = 1 selects them all): k-gram i of a text starts at its
-    normalized unit i."""
-    w = cfg.winnow
-    return fingerprint_batch(texts, w.k, 1, False, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
 
 
 def edge_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
@@ -223,161 +168,6 @@ def _file_edges(name: str, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[
                 yield from edge_arrow(ok, cfg, boilerplate)
 
 
-def window_arrow(
-    batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray | None = None
-) -> Iterator[pa.RecordBatch]:
-    """WINDOWS rows for a batch of (doc_id, requests: [(doc_a, doc_b, side, lo, hi)], text).
-
-    The texts stay in Arrow's UTF-8 buffer: each is normalized once, each slice of about
-    TEXT_SLICE_BYTES fingerprinted in one kernel call, and the windows cut as byte ranges of the
-    buffer (no Python string per text or window). Output batches hold at most WINDOW_BATCH_BYTES
-    of window text.
-    """
-    template = np.zeros(0, np.int64) if template is None else template
-    for part in text_slices(batch, KGRAM_SLICE_BYTES if len(template) else TEXT_SLICE_BYTES):
-        yield from _slice_windows(part, cfg, boilerplate, template)
-
-
-def _slice_windows(
-    batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray
-) -> Iterator[pa.RecordBatch]:
-    w = cfg.winnow
-    data, text_starts, text_ends = _text_buffers(batch.column("text"))
-    fp = fingerprint_batch(batch.column("text"), w.k, w.w, w.robust, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
-    fp_bounds = np.searchsorted(fp.doc, np.arange(batch.num_rows + 1))
-    fp_flags_all = is_boilerplate(fp.hashes, boilerplate)
-    if len(template):
-        every = every_kgram(batch.column("text"), cfg)
-        kg_bounds = np.searchsorted(every.doc, np.arange(batch.num_rows + 1))
-        kg_template = is_boilerplate(every.hashes, template)
-    fold, expand = fold_table()
-    requests = batch.column("requests")
-    offsets = requests.offsets.to_numpy()
-    offsets = offsets - offsets[0]
-    values = requests.flatten()
-    fields = {name: values.field(name).to_numpy(zero_copy_only=False) for name in ("doc_a", "doc_b", "side", "lo", "hi")}
-    parts: dict[str, list[np.ndarray]] = {
-        name: []
-        for name in (
-            "byte_lo",
-            "byte_hi",
-            "start",
-            "open",
-            "fp_len",
-            "fp_pos",
-            "fp_flag",
-            "tpl_len",
-            "tpl_lo",
-            "tpl_hi",
-            "tok_len",
-            "tok_code",
-            "tok_start",
-            "tok_end",
-        )
-    }
-    first_request = held = 0
-    for row in range(batch.num_rows):
-        lo, hi = offsets[row], offsets[row + 1]
-        doc = data[text_starts[row] : text_ends[row]]
-        norm_offsets, norm_ends, codes = _doc_units(doc, w.unit, w.lexer, fold, expand)
-        char_bytes = _char_bytes(doc)
-        # Code windows are cut at token boundaries like words: they carry the tokens the page's
-        # lexing made, so a window need not lex alone as its text does (whole <pre> blocks, sent
-        # per pair, made a 12 GB shuffle on the docs corpus).
-        start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg), norm_ends)
-        parts["byte_lo"].append(text_starts[row] + (char_bytes[start] if char_bytes is not None else start))
-        parts["byte_hi"].append(text_starts[row] + (char_bytes[end] if char_bytes is not None else end))
-        parts["start"].append(start)
-        parts["open"].append(opened)
-        # the a-side windows' fingerprints, gathered for all of this document's windows at once
-        side_a = fields["side"][lo:hi] == 0
-        positions = fp.positions[fp_bounds[row] : fp_bounds[row + 1]].astype(np.int64)
-        first = np.searchsorted(positions, start, side="left")
-        lengths = np.where(side_a, np.searchsorted(positions, end, side="left") - first, 0)
-        index = np.repeat(first - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
-        parts["fp_len"].append(lengths)
-        parts["fp_pos"].append(positions[index])
-        parts["fp_flag"].append(fp_flags_all[fp_bounds[row] : fp_bounds[row + 1]][index])
-        # the document's template text, clipped to each of its windows (both sides)
-        flags = fp_flags_all[fp_bounds[row] : fp_bounds[row + 1]]
-        norm_positions = np.searchsorted(norm_offsets, positions)
-        kgram_starts = np.flatnonzero(kg_template[kg_bounds[row] : kg_bounds[row + 1]]) if len(template) else None
-        t_lo, t_hi = template_intervals(norm_positions, flags, w.k, w.w, len(norm_offsets), kgram_starts)
-        win_lo = np.searchsorted(norm_offsets, start)
-        win_hi = np.searchsorted(norm_offsets, end)
-        counts, lo_in, hi_in = window_intervals(t_lo, t_hi, win_lo, win_hi)
-        parts["tpl_len"].append(counts)
-        parts["tpl_lo"].append(lo_in)
-        parts["tpl_hi"].append(hi_in)
-        tokens = (win_hi - win_lo) if codes is not None else np.zeros(hi - lo, np.int64)
-        index = np.repeat(win_lo - np.concatenate([[0], np.cumsum(tokens)[:-1]]), tokens) + np.arange(tokens.sum())
-        parts["tok_len"].append(tokens)
-        if codes is not None and norm_ends is not None:
-            parts["tok_code"].append(codes[index])
-            parts["tok_start"].append(norm_offsets[index] - np.repeat(start, tokens))
-            parts["tok_end"].append(norm_ends[index] - np.repeat(start, tokens))
-        held += int((parts["byte_hi"][-1] - parts["byte_lo"][-1]).sum())
-        if held >= WINDOW_BATCH_BYTES or row == batch.num_rows - 1:
-            yield _window_batch(data, parts, {name: col[first_request:hi] for name, col in fields.items()})
-            parts = {name: [] for name in parts}
-            first_request, held = hi, 0
-
-
-def _doc_units(
-    doc: np.ndarray, unit: str, lexer: str, fold: np.ndarray, expand: np.ndarray
-) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """The starts of a UTF-8 text's units, their ends (None for characters: start + 1) and, for
-    code, the tokens' codes."""
-    if unit == "code":
-        from ..core.codetokens import code_tokens
-
-        codes, starts, ends = code_tokens(doc.tobytes().decode("utf-8", "surrogatepass"), lexer)
-        return starts, ends, codes
-    chars, offsets = kernel._normalize(doc, fold, expand)
-    if unit == "word":
-        from ..core.units import _words
-
-        _, starts, ends = _words(chars, offsets.astype(np.int64))
-        return starts, ends, None
-    return offsets, None, None
-
-
-def _char_bytes(doc: np.ndarray) -> np.ndarray | None:
-    """Byte offset of every character of a UTF-8 text and of its end; None for ASCII (the same)."""
-    if not len(doc) or doc.max() < 0x80:
-        return None
-    return np.append(np.flatnonzero((doc & 0xC0) != 0x80), len(doc))
-
-
-def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: dict[str, np.ndarray]) -> pa.RecordBatch:
-    cat = lambda name, dtype: np.concatenate(parts[name]).astype(dtype) if parts[name] else np.empty(0, dtype)
-    byte_lo, byte_hi = cat("byte_lo", np.int64), cat("byte_hi", np.int64)
-    gathered, text_offsets = gather_ranges(data, byte_lo, byte_hi)
-    texts = pa.StringArray.from_buffers(len(byte_lo), pa.py_buffer(text_offsets.astype(np.int32)), pa.py_buffer(gathered))
-    fp_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("fp_len", np.int64))]).astype(np.int32))
-    tpl_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tpl_len", np.int64))]).astype(np.int32))
-    tok_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tok_len", np.int64))]).astype(np.int32))
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.array(fields["doc_a"]),
-            pa.array(fields["doc_b"]),
-            pa.array(fields["side"].astype(np.int32)),
-            pa.array(cat("start", np.int64)),
-            pa.array(cat("open", np.int32)),
-            texts,
-            pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_pos", np.int64))),
-            pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_flag", bool))),
-            pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_lo", np.int64))),
-            pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_hi", np.int64))),
-            *(
-                pa.ListArray.from_arrays(tok_offsets, pa.array(cat(name, dtype)))
-                for name, dtype in (("tok_code", np.int64), ("tok_start", np.int32), ("tok_end", np.int32))
-            ),
-        ],
-        schema=WINDOWS,
-    )
-
-
 def settle(grown: pa.RecordBatch, chunk: pa.Table, least: int) -> tuple[pa.RecordBatch, pa.RecordBatch]:
     """The PASSAGES rows of grown's content pairs (a passage with a run of `least` content
     characters on both sides), their source side from the chunk's seed rows, and a SETTLED row
@@ -407,79 +197,21 @@ def settle(grown: pa.RecordBatch, chunk: pa.Table, least: int) -> tuple[pa.Recor
     )
     rows = kept[np.repeat(longest >= least, counts)]
     seeds = chunk.filter(pc.equal(chunk.column("side"), 2))
-    where = {pair: i for i, pair in enumerate(zip(seeds.column("doc_a").to_pylist(), seeds.column("doc_b").to_pylist(), strict=True))}
+    where = {
+        pair: i for i, pair in enumerate(zip(seeds.column("doc_a").to_pylist(), seeds.column("doc_b").to_pylist(), strict=True))
+    }
     index = pa.array([where[pair] for pair in zip(doc_a[rows].tolist(), doc_b[rows].tolist(), strict=True)], pa.int64())
     take = pa.array(rows, pa.int64())
     found = pa.RecordBatch.from_arrays(
         [
-            seeds.column(f.name).take(index).combine_chunks().cast(f.type) if f.name in SOURCE else grown.column(f.name).take(take)
+            seeds.column(f.name).take(index).combine_chunks().cast(f.type)
+            if f.name in SOURCE
+            else grown.column(f.name).take(take)
             for f in schemas.PASSAGES
         ],
         schema=schemas.PASSAGES,
     )
     return found, settled
-
-
-def pair_chunks(batches, rows: int = PAIR_CHUNK_ROWS) -> Iterator[pa.Table]:
-    """Tables of about `rows` rows sorted by (doc_a, doc_b, side) that never split a pair, each
-    holding the whole-text row (side -1) of every document a it has pairs of: a document in more
-    pairs than a chunk holds goes to each of its chunks, so a page in thousands of pairs (a mirror
-    farm) does not make a chunk of all of its pairs' windows."""
-    carry = None
-    for chunk in sorted_chunks(batches, ["doc_a", "doc_b"], rows=rows):
-        side, doc_a = chunk.column("side").to_numpy(), chunk.column("doc_a").to_numpy()
-        if carry is not None and side[0] != -1 and carry.column("doc_a")[0].as_py() == doc_a[0]:
-            chunk = pa.concat_tables([carry, chunk])
-            side, doc_a = chunk.column("side").to_numpy(), chunk.column("doc_a").to_numpy()
-        last = np.flatnonzero((side == -1) & (doc_a == doc_a[-1]))
-        carry = chunk.slice(int(last[0]), 1) if len(last) else None
-        yield chunk
-
-
-def with_a_windows(chunk: pa.Table, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray, whole: bool) -> pa.Table:
-    """grow_arrow's input for a chunk of rows sorted by (doc_a, doc_b, side) that holds, per
-    document a, its whole text (side -1), then per pair its b window (side 1) and seeds (side 2):
-    side a's windows are cut here, from the pairs' seeds, exactly as the window pass cuts b's."""
-    side = chunk.column("side").to_numpy()
-    docs = np.flatnonzero(side == -1)
-    rest = chunk.filter(pa.array(side != -1))
-    seed_rows = rest.filter(pc.equal(rest.column("side"), 2))
-    if not len(docs) or not seed_rows.num_rows:
-        return rest
-    seeds = seed_rows.column("seeds").combine_chunks()
-    starts = _offsets(seeds)
-    if whole:
-        lo = np.zeros(seed_rows.num_rows, np.int64)
-        hi = np.full(seed_rows.num_rows, 2**62, np.int64)
-    else:  # a pair always has seeds
-        pos_a = seeds.flatten().field("pos_a").to_numpy(zero_copy_only=False).astype(np.int64)
-        lo, hi = np.minimum.reduceat(pos_a, starts[:-1]), np.maximum.reduceat(pos_a, starts[:-1])
-    pair_a = seed_rows.column("doc_a").to_numpy()
-    doc_ids = chunk.column("doc_a").to_numpy()[docs]
-    first, last = np.searchsorted(pair_a, doc_ids, "left"), np.searchsorted(pair_a, doc_ids, "right")
-    index = np.concatenate([np.arange(f, e) for f, e in zip(first.tolist(), last.tolist(), strict=True)])
-    request = pa.StructArray.from_arrays(
-        [
-            pa.array(pair_a[index]),
-            pa.array(seed_rows.column("doc_b").to_numpy()[index]),
-            pa.array(np.zeros(len(index), np.int32)),
-            pa.array(lo[index]),
-            pa.array(hi[index]),
-        ],
-        names=["doc_a", "doc_b", "side", "lo", "hi"],
-    )
-    offsets = pa.array(np.concatenate([[0], np.cumsum(last - first)]).astype(np.int32))
-    batch = pa.RecordBatch.from_arrays(
-        [pa.array(doc_ids), pa.ListArray.from_arrays(offsets, request), chunk.column("text").take(pa.array(docs)).combine_chunks()],
-        names=["doc_id", "requests", "text"],
-    )
-    cut = pa.Table.from_batches(list(window_arrow(batch, cfg, boilerplate, template)), schema=WINDOWS)
-    for field in rest.schema:  # the seeds and source columns: null in a window's row
-        if field.name not in WINDOWS.names:
-            cut = cut.append_column(field, pa.nulls(cut.num_rows, field.type))
-    cut = cut.select(rest.schema.names).cast(rest.schema)
-    both = pa.concat_tables([cut, rest])
-    return both.take(pc.sort_indices(both, [("doc_a", "ascending"), ("doc_b", "ascending"), ("side", "ascending")]))
 
 
 def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
@@ -613,9 +345,13 @@ def run(ctx: StageContext) -> dict:
             lo_b, hi_b = F.lit(0).cast("long"), F.lit(2**62).cast("long")
         else:
             lo_b, hi_b = (F.expr(f"array_{f}(transform(seeds, s -> s.pos_b))").cast("long") for f in ("min", "max"))
-        requests = seeds.select(
-            F.col("doc_b").alias("doc_id"), "doc_a", "doc_b", F.lit(1).alias("side"), lo_b.alias("lo"), hi_b.alias("hi")
-        ).groupBy("doc_id").agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
+        requests = (
+            seeds.select(
+                F.col("doc_b").alias("doc_id"), "doc_a", "doc_b", F.lit(1).alias("side"), lo_b.alias("lo"), hi_b.alias("hi")
+            )
+            .groupBy("doc_id")
+            .agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
+        )
         firsts = seeds.select(F.col("doc_a").alias("doc_id"))
         if pairs <= BROADCAST_ROWS:
             # the texts are then read where they are, never shuffled
