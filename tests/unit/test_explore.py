@@ -38,8 +38,20 @@ def _seeds(rows: list[tuple[int, int]]):
 def test_pair_thresholds_give_the_pairs_of_every_cap(rows, min_shared):
     a, b, df = _seeds(rows)
     q = np.sort(pair_thresholds(a, b, df, min_shared))
+    # documents numbered 0..12: pairs counted in a bitmap in order of frequency (min_shared 1)
+    assert np.array_equal(np.sort(pair_thresholds(a, b, df, min_shared, n_docs=13)), q)
     for cap in range(1, 15):
         assert int(np.searchsorted(q, cap, side="right")) == len(pairs_under_cap(rows, cap, min_shared)), cap
+
+
+def test_pair_min_df_keeps_no_bitmap_past_its_limit_and_checks_the_numbering():
+    from webwinnow.analysis.pairing import PAIR_BITMAP_BITS, pair_min_df
+
+    a, b, df = np.array([0, 1]), np.array([2, 2]), np.array([5, 3])
+    assert sorted(pair_min_df(a, b, df, 3).tolist()) == [3, 5]
+    assert pair_min_df(a, b, df, int(PAIR_BITMAP_BITS**0.5) + 1) is None
+    with pytest.raises(ValueError, match="numbered"):
+        pair_min_df(a, b, df, 2)
 
 
 def test_pair_thresholds_take_the_min_shared_th_smallest_frequency():

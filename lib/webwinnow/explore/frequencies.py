@@ -181,15 +181,25 @@ class MaxDfSweep:
         )
 
 
-def pair_thresholds(doc_a: np.ndarray, doc_b: np.ndarray, df: np.ndarray, min_shared: int) -> np.ndarray:
-    """Per document pair, the smallest cap under which it has min_shared distinct shared hashes.
+def pair_thresholds(
+    doc_a: np.ndarray, doc_b: np.ndarray, df: np.ndarray, min_shared: int, n_docs: int | None = None
+) -> np.ndarray:
+    """Per document pair, the smallest cap under which it has min_shared distinct shared hashes
+    (in no particular order).
 
     Rows are (pair, shared hash) once each with the hash's document frequency df: the pair is
     emitted under a cap m exactly when min_shared of its hashes have df <= m, i.e. when m is at
     least the min_shared-th smallest df among its hashes. Pairs with fewer hashes never are.
+    n_docs: the documents are numbered 0..n_docs-1 (a faster way for min_shared 1).
     """
     if not len(doc_a):
         return np.zeros(0, np.int64)
+    if min_shared <= 1 and n_docs is not None:
+        from ..analysis.pairing import pair_min_df
+
+        found = pair_min_df(doc_a, doc_b, df, n_docs)
+        if found is not None:
+            return found
     if min_shared <= 1:  # the smallest df of each pair: a hash aggregation, no sort of the rows
         import pyarrow as pa
 
@@ -241,6 +251,8 @@ def max_df_sweep(
         return MaxDfSweep([1], [0], [0], [0.0], min_shared, chosen, bool(pstats.get("max_df_auto")), documents, sample)
     # one row per (hash, document): a pair shares a hash once however often either repeats it
     hashes, docs = _distinct_pairs(fp.column("hash").to_numpy(), fp.column("doc_id").to_numpy())
+    # documents numbered 0..n-1 in id order: the same pairs, the same doc_a < doc_b
+    ids, docs = np.unique(docs, return_inverse=True)
     held, df = np.unique(hashes, return_counts=True)
     occurrences = _occurrences(fp, held)
     levels, level_hashes = np.unique(df, return_counts=True)
@@ -254,14 +266,18 @@ def max_df_sweep(
         a = np.concatenate([s.doc_a for s in chunks])
         b = np.concatenate([s.doc_b for s in chunks])
         h = np.concatenate([s.hash for s in chunks])
-        q = pair_thresholds(a, b, df[np.searchsorted(held, h)], min_shared)
+        q = pair_thresholds(a, b, df[np.searchsorted(held, h)], min_shared, len(ids))
     else:
         q = np.zeros(0, np.int64)
     q = np.sort(q)
     caps = sorted({1, *(int(m) for m in levels if m <= top), *([chosen] if chosen and chosen <= top else [])})
     total = float(occurrences.sum()) or 1.0
-    above = [int((df > m).sum()) for m in caps]
-    share = [float(occurrences[df > m].sum()) / total for m in caps]
+    by_df = np.argsort(df, kind="stable")
+    ranked = df[by_df]
+    beyond = np.r_[np.cumsum(occurrences[by_df][::-1])[::-1], 0]  # occurrences of the hashes from here on
+    first_above = np.searchsorted(ranked, caps, side="right")
+    above = [int(len(df) - i) for i in first_above]
+    share = [float(beyond[i]) / total for i in first_above]
     pairs = [int(np.searchsorted(q, m, side="right")) for m in caps]
     return MaxDfSweep(caps, pairs, above, share, min_shared, chosen, bool(pstats.get("max_df_auto")), documents, sample, limited)
 
