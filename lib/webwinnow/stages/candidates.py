@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -165,8 +166,25 @@ def is_check(out: str) -> bool:
 
 
 def pair_arrow(batches, min_shared: int):
-    """PAIR_ROWS for (doc_a, doc_b, pos_a, pos_b)-sorted seed batches of one pair partition."""
+    """PAIR_ROWS for (doc_a, doc_b, pos_a, pos_b)-sorted seed batches of one pair partition; a
+    document's count rows (doc_b = -1, the count in `hash`) pass as rows with doc_b = -1, their
+    count in `shared` and no seeds."""
     for chunk in sorted_chunks(batches, ["doc_a", "doc_b"]):
+        counted = pc.less(chunk.column("doc_b"), 0)
+        if pc.any(counted).as_py():
+            counts = chunk.filter(counted)
+            yield pa.RecordBatch.from_arrays(
+                [
+                    counts.column("doc_a").combine_chunks(),
+                    counts.column("doc_b").combine_chunks(),
+                    counts.column("hash").combine_chunks(),
+                    pa.array([[]] * counts.num_rows, PAIR_ROWS.field("seeds").type),
+                ],
+                schema=PAIR_ROWS,
+            )
+            chunk = chunk.filter(pc.invert(counted))
+            if not chunk.num_rows:
+                continue
         runs = pair_runs(
             chunk.column("doc_a").to_numpy(), chunk.column("doc_b").to_numpy(), chunk.column("hash").to_numpy(), min_shared
         )
@@ -274,7 +292,8 @@ def run(ctx: StageContext) -> dict:
         seeds = PartWriter(seeds_folder, context.partitionId() if context else 0, SEEDS_WRITTEN)
         try:
             for rows in pair_arrow(batches, pcfg.min_shared):
-                seeds.write(pa.RecordBatch.from_arrays([rows.column(n) for n in SEEDS_WRITTEN.names], schema=SEEDS_WRITTEN))
+                pairs = rows.filter(pc.greater_equal(rows.column("doc_b"), 0))
+                seeds.write(pa.RecordBatch.from_arrays([pairs.column(n) for n in SEEDS_WRITTEN.names], schema=SEEDS_WRITTEN))
                 yield pa.RecordBatch.from_arrays([rows.column(n) for n in PAIR_COUNTS.names], schema=PAIR_COUNTS)
             seeds.close()
         except BaseException:
@@ -282,24 +301,20 @@ def run(ctx: StageContext) -> dict:
             raise
 
     with arrow_batch_rows(spark):
-        emitted = (
-            fp.repartition("hash")
-            .sortWithinPartitions(*order)
-            .mapInArrow(seeds_of, spark_schema(SEED_ROWS))
-            .persist(StorageLevel.MEMORY_AND_DISK)
-        )
+        # The seeds and each document's count of hashes below the cap (doc_b = -1) take one
+        # shuffle to the pair tasks, which pass the counts on: the seed rows are never cached.
+        emitted = fp.repartition("hash").sortWithinPartitions(*order).mapInArrow(seeds_of, spark_schema(SEED_ROWS))
         grouped = (
-            emitted.filter(F.col("doc_b") >= 0)
-            .repartition("doc_a", "doc_b")
+            emitted.repartition("doc_a", "doc_b")
             .sortWithinPartitions("doc_a", "doc_b", "pos_a", "pos_b")
             .mapInArrow(pairs_of, spark_schema(PAIR_COUNTS))
             .persist(StorageLevel.MEMORY_AND_DISK)
         )
         try:
             fp_counts = (
-                emitted.filter(F.col("doc_b") < 0)
+                grouped.filter(F.col("doc_b") < 0)
                 .groupBy(F.col("doc_a").alias("doc_id"))
-                .agg(F.coalesce(F.sum("hash"), F.lit(0)).alias("fp"))
+                .agg(F.coalesce(F.sum("shared"), F.lit(0)).alias("fp"))
             )
             # crawls hold malformed WARC-Dates ("2008-10-294T05:21:46-0700" among the real files): no time
             times = [F.col(c).try_cast("timestamp").alias(c) for _, c in SOURCE_BASES]
@@ -314,7 +329,8 @@ def run(ctx: StageContext) -> dict:
                 )
 
             pairs = (
-                grouped.select("doc_a", "doc_b", "shared")
+                grouped.filter(F.col("doc_b") >= 0)
+                .select("doc_a", "doc_b", "shared")
                 .join(side("a"), "doc_a")
                 .join(side("b"), "doc_b")
                 .withColumn("resemblance", F.col("shared") / (F.col("fp_a") + F.col("fp_b") - F.col("shared")))
@@ -337,7 +353,6 @@ def run(ctx: StageContext) -> dict:
             raise
         finally:
             grouped.unpersist()
-            emitted.unpersist()
     unexcluded = counts if excluded is None or not len(excluded) else None
     boilerplate = row_count(out, "index_boilerplate") if check else boilerplate_count(spark, out, max_df, unexcluded)
     return {
