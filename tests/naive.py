@@ -275,3 +275,24 @@ def doc_frequency_counts(per_doc_hashes: list[list[int]]) -> dict[int, int]:
     for n in df.values():
         out[n] = out.get(n, 0) + 1
     return out
+
+
+def components_of(edges: list[tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """Per node on an edge, (its component's smallest node, the component's size), by flood fill."""
+    adjacency: dict[int, set[int]] = {}
+    for x, y in edges:
+        adjacency.setdefault(x, set()).add(y)
+        adjacency.setdefault(y, set()).add(x)
+    found: dict[int, tuple[int, int]] = {}
+    for node in adjacency:
+        if node in found:
+            continue
+        seen, stack = {node}, [node]
+        while stack:
+            for nxt in adjacency[stack.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        for member in seen:
+            found[member] = (min(seen), len(seen))
+    return found

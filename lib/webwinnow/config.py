@@ -149,6 +149,9 @@ class ClustersConfig:
     """The clusters stage: near-duplicate documents."""
 
     resemblance: float = 0.5  # pairs at least this resemblant link documents into clusters
+    # up to this many linking edges are joined on the driver (union–find, about 40 bytes an edge);
+    # more are joined in Spark (large-star / small-star rounds): the same clusters
+    driver_edges: int = 5_000_000
 
     def __post_init__(self) -> None:
         if (
@@ -157,6 +160,8 @@ class ClustersConfig:
             or not 0.0 <= float(self.resemblance) <= 1.0
         ):
             raise ValueError(f"clusters.resemblance must be within [0, 1], got {self.resemblance!r}")
+        if isinstance(self.driver_edges, bool) or not isinstance(self.driver_edges, int) or self.driver_edges < 0:
+            raise ValueError(f"clusters.driver_edges must be an integer >= 0 (0: always in Spark), got {self.driver_edges!r}")
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,16 @@ threshold, and documents with identical normalized text.
 
 Identical pages (mirrors, the same page fetched twice, WARC/ARC twins) are one cluster even when
 every fingerprint they hold is above max_df and so never paired: their normalized texts are
-keyed (webwinnow.core.winnowing.text_keys) on the executors and grouped by key. The linking
-edges, both kinds, are collected to the driver and joined by union–find
-(webwinnow.analysis.components): near-duplicate links are a small part of all pairs, and one
-machine handles 10^8 of them. Documents in no such link are in no cluster (a singleton is not a
-near-duplicate). A cluster's source_doc is its earliest member: by HTTP Last-Modified, then
-WARC-Date, then HTTP Date (a missing time sorts last), then the smallest doc_id.
+keyed (webwinnow.core.winnowing.text_keys) on the executors and grouped by key. Documents in no
+such link are in no cluster (a singleton is not a near-duplicate). A cluster's source_doc is its
+earliest member: by HTTP Last-Modified, then WARC-Date, then HTTP Date (a missing time sorts
+last), then the smallest doc_id.
+
+The linking edges, both kinds, are joined into components in Spark (webwinnow.stages._components:
+large-star / small-star, the earliest member by an aggregation), so the driver holds none of
+them; up to clusters.driver_edges of them (5 million: about 200 MB) are instead collected and
+joined by union–find on the driver (webwinnow.analysis.components), which takes a second where
+Spark's rounds take tens. Both give the same table.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..analysis.components import components
-from ..outputs.tables import write_arrow
+from ..outputs.tables import write_arrow, write_table
 from . import StageContext
+from ._components import spark_components
 from ._frames import read_documents, read_table, spark_schema
 
 KEYED = pa.schema([("doc_id", pa.int64()), ("text_key", pa.int64())])
@@ -38,7 +43,7 @@ def keyed_arrow(batches):
         yield pa.RecordBatch.from_arrays([pa.array(ids[kept]), pa.array(keys[kept])], schema=KEYED)
 
 
-def identical_groups(spark: SparkSession, out: str) -> pa.Table:
+def identical_groups(spark: SparkSession, out: str):
     """(doc_id, first, n): every ok document whose normalized text another document has too,
     with the smallest doc_id of that text and how many documents have it."""
     keyed = (
@@ -48,7 +53,7 @@ def identical_groups(spark: SparkSession, out: str) -> pa.Table:
         .mapInArrow(keyed_arrow, spark_schema(KEYED))
     )
     groups = keyed.groupBy("text_key").agg(F.min("doc_id").alias("first"), F.count(F.lit(1)).alias("n")).filter(F.col("n") >= 2)
-    return keyed.join(groups, "text_key").select("doc_id", "first", "n").toArrow()
+    return keyed.join(groups, "text_key").select("doc_id", "first", "n")
 
 
 def document_times(spark: SparkSession, out: str, doc: np.ndarray) -> list[np.ndarray]:
@@ -85,35 +90,104 @@ def earliest_members(doc: np.ndarray, cluster: np.ndarray, times: list[np.ndarra
     return doc[heads][np.searchsorted(ids, cluster)]
 
 
+def time_columns() -> list:
+    """A document's times as document_times gives them: microseconds, int64 max where missing."""
+    from .candidates import SOURCE_BASES
+
+    never = F.lit(np.iinfo(np.int64).max)
+    return [F.coalesce(F.unix_micros(F.col(c).try_cast("timestamp")), never).alias(c) for _, c in SOURCE_BASES]
+
+
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     threshold = float(cfg.clusters.resemblance)
-    edges = read_table(spark, out, "pairs").filter(F.col("resemblance") >= threshold).select("doc_a", "doc_b").toArrow()
-    same = identical_groups(spark, out)
+    near = (
+        read_table(spark, out, "pairs")
+        .filter(F.col("resemblance") >= threshold)
+        .select(F.col("doc_a").alias("a"), F.col("doc_b").alias("b"))
+    )
+    same = identical_groups(spark, out).localCheckpoint()  # keyed once: the texts are read once
+    links = near.unionByName(
+        same.filter(F.col("doc_id") != F.col("first")).select(F.col("first").alias("a"), F.col("doc_id").alias("b"))
+    )
+    edges = links.count()
+    if edges <= cfg.clusters.driver_edges:
+        table = _on_driver(spark, out, near.toArrow(), same.toArrow())
+        write_arrow(table, out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
+        rounds = None
+    else:
+        labels, rounds = spark_components(links)
+        labels = labels.localCheckpoint()
+        write_table(_in_spark(spark, out, labels, same), out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
+    sums = (
+        read_table(spark, out, "clusters")
+        .agg(
+            F.countDistinct("cluster_id").alias("clusters"),
+            F.count(F.lit(1)).alias("documents"),
+            F.max("cluster_size").alias("largest"),
+        )
+        .first()
+    )
+    assert sums is not None  # an aggregation has one row
+    twins = same.agg(F.count(F.lit(1)).alias("documents"), F.countDistinct("first").alias("texts")).first()
+    assert twins is not None
+    return {
+        "cluster_resemblance": threshold,
+        "clusters": int(sums["clusters"]),
+        "clustered_documents": int(sums["documents"]),
+        "largest": int(sums["largest"] or 0),
+        "identical_documents": int(twins["documents"]),  # documents sharing their exact text with another
+        "identical_texts": int(twins["texts"]),
+        "linking_edges": int(edges),
+        "components": "driver" if rounds is None else "spark",
+        **({} if rounds is None else {"rounds": rounds}),
+    }
+
+
+def _on_driver(spark: SparkSession, out: str, edges: pa.Table, same: pa.Table) -> pa.Table:
+    """The clusters table from edges and identical groups collected to the driver: union–find."""
     same_doc = same.column("doc_id").to_numpy()
     same_first = same.column("first").to_numpy()
     linked = same_doc != same_first
     doc, cluster, size = components(
-        np.concatenate([edges.column("doc_a").to_numpy(), same_first[linked]]),
-        np.concatenate([edges.column("doc_b").to_numpy(), same_doc[linked]]),
+        np.concatenate([edges.column("a").to_numpy(), same_first[linked]]),
+        np.concatenate([edges.column("b").to_numpy(), same_doc[linked]]),
     )
     identical = np.ones(len(doc), np.int64)
     if len(same_doc):
         at = np.searchsorted(doc, same_doc)  # components returns the documents sorted
         identical[at] = same.column("n").to_numpy()
     source = earliest_members(doc, cluster, document_times(spark, out, doc))
-    table = pa.table(
+    return pa.table(
         {"doc_id": doc, "cluster_id": cluster, "cluster_size": size, "identical": identical, "source_doc": source},
         schema=schemas.CLUSTERS,
     )
-    # The driver holds the components already: written from here, no Spark job.
-    write_arrow(table, out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
-    stats = {
-        "cluster_resemblance": threshold,
-        "clusters": int(len(set(cluster.tolist()))),
-        "clustered_documents": int(len(doc)),
-        "largest": int(size.max()) if len(size) else 0,
-        "identical_documents": int(len(same_doc)),  # documents sharing their exact text with another
-        "identical_texts": int(len(set(same_first.tolist()))),
-    }
-    return stats
+
+
+def _in_spark(spark: SparkSession, out: str, labels, same):
+    """The clusters table from (doc_id, cluster_id) labels: sizes, identical counts and each
+    cluster's earliest member by joins and aggregations, nothing on the driver."""
+    from .candidates import SOURCE_BASES
+
+    never = F.lit(np.iinfo(np.int64).max)
+    times = read_documents(spark, out).select("doc_id", *time_columns())
+    earliest = (
+        labels.join(times, "doc_id", "left")
+        .groupBy("cluster_id")
+        .agg(
+            F.sum(F.lit(1)).cast("long").alias("cluster_size"),  # nullable, as the driver's table is
+            F.min(F.struct(*(F.coalesce(F.col(c), never).alias(c) for _, c in SOURCE_BASES), F.col("doc_id"))).alias("e"),
+        )
+    )
+    counted = same.select("doc_id", F.col("n").alias("identical"))
+    return (
+        labels.join(earliest, "cluster_id")
+        .join(counted, "doc_id", "left")
+        .select(
+            "doc_id",
+            "cluster_id",
+            "cluster_size",
+            F.coalesce("identical", F.when(F.col("identical").isNull(), F.lit(1).cast("long"))).alias("identical"),
+            F.col("e.doc_id").alias("source_doc"),
+        )
+    )

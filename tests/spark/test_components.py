@@ -1,0 +1,79 @@
+"""Connected components in Spark (large-star / small-star) against a flood fill, on the graphs
+that break such algorithms: long chains, stars, many small components, repeated edges and
+self-loops; and the clusters stage's Spark path against its driver path on the sample."""
+
+from __future__ import annotations
+
+import random
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from webwinnow.stages._components import NotConverged, spark_components
+
+from naive import components_of
+
+
+def _labels(spark, edges):
+    frame = spark.createDataFrame(edges or [(0, 0)][:0], "a long, b long")
+    labels, rounds = spark_components(frame)
+    return {r["doc_id"]: r["cluster_id"] for r in labels.collect()}, rounds
+
+
+def _want(edges):
+    return {node: first for node, (first, _) in components_of(edges).items()}
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(-30, 60), st.integers(-30, 60)), max_size=80))
+def test_components_equal_a_flood_fill_on_random_graphs(spark_session, edges):
+    got, _ = _labels(spark_session, edges)
+    assert got == _want(edges)
+
+
+def test_chains_stars_and_small_components_in_few_rounds(spark_session):
+    rng = random.Random(5)
+    ids = rng.sample(range(-(10**12), 10**12), 16_000)
+    chain = ids[:10_000]
+    edges = [(chain[i], chain[i + 1]) for i in range(len(chain) - 1)]
+    hub = ids[10_000]
+    edges += [(hub, x) for x in ids[10_001:12_000]]  # a star of 2,000
+    edges += [(ids[i], ids[i + 1]) for i in range(12_000, 16_000 - 1, 2)]  # 2,000 pairs
+    edges += [(x, x) for x in ids[12_000:12_100]] + edges[:50]  # self-loops, repeated edges
+    rng.shuffle(edges)
+    got, rounds = _labels(spark_session, edges)
+    assert got == _want(edges)
+    assert len(set(got.values())) == 1 + 1 + 2_000
+    assert 1 <= rounds <= 20  # logarithmic in the chain's length
+
+
+def test_rounds_are_bounded(spark_session):
+    chain = [(i, i + 1) for i in range(200)]
+    frame = spark_session.createDataFrame(chain, "a long, b long")
+    with pytest.raises(NotConverged, match="did not converge in 1 rounds"):
+        spark_components(frame, max_rounds=1)
+
+
+def test_the_clusters_stage_in_spark_gives_the_drivers_table(sample_run, tmp_path):
+    from webwinnow.app.cli import main
+
+    from paths import CONF
+
+    out = tmp_path / "out"
+    shutil.copytree(sample_run, out)
+    spark_conf = tmp_path / "spark.toml"
+    spark_conf.write_text("[clusters]\ndriver_edges = 0\n")
+    assert main(["clusters", "--out", str(out), "--conf", str(CONF), "--conf", str(spark_conf), "-q"]) == 0
+    before = pq.read_table(sample_run / "clusters")
+    after = pq.read_table(out / "clusters")
+    assert after.schema == before.schema
+    keys = [(name, "ascending") for name in before.column_names]
+    assert after.sort_by(keys).equals(before.sort_by(keys)) and before.num_rows > 0
+    import json
+
+    stats = json.loads((out / "clusters" / "_webwinnow.json").read_text())["stats"]
+    assert stats["components"] == "spark" and stats["rounds"] >= 0
+    assert json.loads((sample_run / "clusters" / "_webwinnow.json").read_text())["stats"]["components"] == "driver"
