@@ -50,6 +50,7 @@ from ..outputs.tables import read_table_config, write_table
 from . import StageContext
 from ._frames import read_table, spark_schema, url_host
 from .candidates import SOURCE_BASES, boilerplate_hashes
+from .hash_freq import BROADCAST_ROWS
 from .passages import template_kgram_hashes
 
 #: What a dedup task gets per document.
@@ -320,13 +321,15 @@ def run(ctx: StageContext) -> dict:
     if any_capped:
         # A pair that hit the passage search's cap is grown again, whole: the passages table reports
         # at most max_spans passages of a pair, and dedup must cut every one (analysis.cuts).
-        # few pairs: broadcast to the documents rather than the documents' texts shuffled to them
-        capped = F.broadcast(edges.filter("capped").select("doc_id", "source", "source_order").distinct())
+        # few pairs (16 on the docs corpus): broadcast to the documents rather than the documents'
+        # texts shuffled to them; many, joined by a shuffle, never through the driver
+        capped = edges.filter("capped").select("doc_id", "source", "source_order").distinct().localCheckpoint()
+        sources = capped.select("source").distinct()
+        if capped.count() <= BROADCAST_ROWS:
+            capped, sources = F.broadcast(capped), F.broadcast(sources)
         texts = docs.select("doc_id", "text")
         regrow_in = texts.join(capped, "doc_id").join(
-            texts.select(F.col("doc_id").alias("source"), F.col("text").alias("source_text")).join(
-                F.broadcast(capped.select("source").distinct()), "source"
-            ),
+            texts.select(F.col("doc_id").alias("source"), F.col("text").alias("source_text")).join(sources, "source"),
             "source",
         )
 
