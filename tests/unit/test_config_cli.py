@@ -198,3 +198,16 @@ def test_a_bug_is_one_line_on_the_terminal_and_the_traceback_in_the_log(tmp_path
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: a broken invariant; the traceback is in " in err
     assert "run.log; please report it" in err and "more detail" not in err
+
+
+def test_spark_connect_is_refused_in_one_line_before_anything_is_written(capsys, tmp_path, monkeypatch):
+    # pyspark refuses SPARK_REMOTE beside a master with a traceback; the stages need a SparkContext
+    monkeypatch.chdir(tmp_path)
+    crawl = tmp_path / "x.warc"
+    crawl.write_bytes(b"")
+    monkeypatch.setenv("SPARK_REMOTE", "sc://127.0.0.1:15002")
+    assert main(["run", str(crawl), "--out", "o"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("webwinnow: error: SPARK_REMOTE=sc://127.0.0.1:15002: webwinnow does not run through Spark Connect")
+    assert "Traceback" not in "\n".join(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.warc"]  # no output folder, no .incomplete

@@ -239,6 +239,9 @@ def run(plan: Plan, console: Console, capture: bool = False) -> dict:
     later stages alone replace their own tables, and say which downstream tables they left
     stale. capture: the process's output goes to the run's log.
     """
+    from ..stages._session import refuse_remote
+
+    refuse_remote()  # before the run's folder is made
     folder, command = plan.folder, f"webwinnow {plan.request.command}"
     with folder.lock(command, console):
         folder.open(console, command=command, fresh=plan.fresh, resume=plan.request.resume, capture=capture, tables=TABLES)

@@ -24,6 +24,20 @@ def read_properties(path: str | Path) -> dict[str, str]:
     return props
 
 
+def refuse_remote() -> None:
+    """Raise UserError when SPARK_REMOTE asks for Spark Connect: pyspark would refuse it beside a
+    master with a traceback, and the stages still use the SparkContext (task lists, broadcasts,
+    progress), which Spark Connect has not."""
+    remote = os.environ.get("SPARK_REMOTE", "")
+    if remote:
+        from ..errors import UserError
+
+        raise UserError(
+            f"SPARK_REMOTE={remote}: webwinnow does not run through Spark Connect yet; unset SPARK_REMOTE "
+            "and give --master (or spark-submit) for the cluster behind it"
+        )
+
+
 def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int | None = None):
     """The SparkSession for a command, and whether the command owns it (and so stops it).
 
@@ -44,6 +58,7 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
+    refuse_remote()
     submitted = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # how spark-submit hands its JVM to Python
     props = dict(read_properties(cfg.properties)) if cfg.properties else {}
     if cfg.shuffle_partitions:
