@@ -52,6 +52,9 @@ def test_properties_path_is_relative_to_its_toml():
         ("[winnow]\nwindow = 3\n", "unknown key winnow.window"),
         ("[pair]\nx = 1\n", "unknown section [pair]"),
         ("[clusters]\nresemblance = 1.5\n", "clusters.resemblance must be within"),
+        ("[clusters]\ndriver_edges = -1\n", "clusters.driver_edges must be an integer >= 0 (0: always in Spark)"),
+        ("[clusters]\ndriver_edges = true\n", "clusters.driver_edges must be an integer >= 0"),
+        ('[clusters]\ndriver_edges = "5M"\n', "clusters.driver_edges must be an integer >= 0"),
         (
             "[pairs]\nreport_pairs = 5\n",
             "[pairs] was split into [pairing], [passages], [clusters] and [report]: pairs.report_pairs is now report.pairs",
