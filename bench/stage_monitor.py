@@ -192,6 +192,16 @@ def print_cpu(peaks: StagePeaks, mb: float, label: str = "pipeline") -> None:
     )
 
 
+def print_peaks(peaks: StagePeaks, label: str = "pipeline") -> None:
+    """Peak PSS per stage: driver, JVM, all Python workers together and the largest one."""
+    print(f"# {label} peak PSS MiB by stage (driver, JVM, workers, largest worker)")
+    for stage in peaks.order:
+        cell = peaks.peaks[stage]
+        print(
+            f"{label}  peak {stage:<12} {cell['driver']:7.0f} {cell['jvm']:7.0f} {cell['workers']:7.0f} {cell['worker_max']:7.0f}"
+        )
+
+
 def html_mb(out: str) -> float:
     """MB of HTML a run read: its documents' html_bytes."""
     import pyarrow.compute as pc
@@ -214,6 +224,7 @@ def main() -> int:
         f"workers {peaks.overall('workers'):.0f}"
     )
     print_cpu(peaks, mb)
+    print_peaks(peaks)
     return 0
 
 
