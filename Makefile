@@ -98,7 +98,7 @@ prereqs:
 $(STAMP): pyproject.toml | prereqs
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,connect]'
 	@touch $(STAMP)
 
 clean:

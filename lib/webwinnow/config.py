@@ -213,6 +213,7 @@ class CheckConfig:
 @dataclass(frozen=True)
 class SparkConfig:
     master: str = ""  # "": spark-submit's --master, else local[*] (run directly)
+    remote: str = ""  # sc://HOST:PORT: every stage through Spark Connect; "": SPARK_REMOTE, else none
     app_name: str = "webwinnow"
     properties: str = ""  # a Spark .properties file; relative paths are relative to the TOML file
     shuffle_partitions: int = 0  # 0: as configured for Spark, else one per core and per 64 MiB of input

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import sys
 import tomllib
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from webwinnow.app.cli import main
 from webwinnow.app.options import _parser, resolve_config
 from webwinnow.config import ExtractConfig, RunConfig, SparkConfig, WinnowConfig, load_config
+from webwinnow.errors import UserError
 
 from paths import CONF
 
@@ -203,14 +205,63 @@ def test_a_bug_is_one_line_on_the_terminal_and_the_traceback_in_the_log(tmp_path
     assert "run.log; please report it" in err and "more detail" not in err
 
 
-def test_spark_connect_is_refused_in_one_line_before_anything_is_written(capsys, tmp_path, monkeypatch):
-    # pyspark refuses SPARK_REMOTE beside a master with a traceback; the stages need a SparkContext
+@pytest.mark.parametrize(
+    "args, env, said",
+    [
+        # pyspark refuses SPARK_REMOTE beside a master with a traceback
+        (
+            ["--master", "local[1]"],
+            {"SPARK_REMOTE": "sc://127.0.0.1:15002"},
+            "SPARK_REMOTE=sc://127.0.0.1:15002 and a master (local[1]) were both given",
+        ),
+        (
+            ["--remote", "sc://127.0.0.1:15002", "--master", "local[1]"],
+            {},
+            "--remote=sc://127.0.0.1:15002 and a master (local[1]) were both given",
+        ),
+        (
+            ["--remote", "http://127.0.0.1:15002"],
+            {},
+            "--remote=http://127.0.0.1:15002: a Spark Connect endpoint is sc://HOST:PORT",
+        ),
+        (["--remote", "sc://127.0.0.1:not-a-port"], {}, "sc://127.0.0.1:not-a-port: a Spark Connect endpoint is sc://HOST:PORT"),
+        # nothing listens there (a port just freed): said at once, where the client retries for minutes
+        (["--remote", "sc://127.0.0.1:{free}"], {}, "sc://127.0.0.1:{free}: no Spark Connect server at 127.0.0.1:{free}"),
+        ([], {"SPARK_REMOTE": "sc://127.0.0.1:{free}/;user_id=x"}, "no Spark Connect server at 127.0.0.1:{free}"),
+    ],
+)
+def test_a_spark_connect_endpoint_it_cannot_use_is_one_line_before_anything_is_written(
+    capsys, tmp_path, monkeypatch, args, env, said
+):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = str(s.getsockname()[1])
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
     crawl = tmp_path / "x.warc"
     crawl.write_bytes(b"")
-    monkeypatch.setenv("SPARK_REMOTE", "sc://127.0.0.1:15002")
-    assert main(["run", str(crawl), "--out", "o"]) == 2
+    for key, value in env.items():
+        monkeypatch.setenv(key, value.replace("{free}", free))
+    assert main(["run", str(crawl), "--out", "o", *(a.replace("{free}", free) for a in args)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("webwinnow: error: SPARK_REMOTE=sc://127.0.0.1:15002: webwinnow does not run through Spark Connect")
+    assert err[-1].startswith("webwinnow: error: ") and said.replace("{free}", free) in err[-1], err
     assert "Traceback" not in "\n".join(err)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.warc"]  # no output folder, no .incomplete
+
+
+def test_spark_remote_is_the_endpoint_unless_remote_is_given(monkeypatch):
+    from webwinnow.config import SparkConfig
+    from webwinnow.stages._session import remote_url
+
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    assert remote_url(SparkConfig()) == ""
+    monkeypatch.setenv("SPARK_REMOTE", "sc://env:15002")
+    assert remote_url(SparkConfig()) == "sc://env:15002"
+    assert remote_url(SparkConfig(remote="sc://given:1")) == "sc://given:1"
+    monkeypatch.setitem(sys.modules, "grpc", None)  # the client's packages absent: what to install
+    with pytest.raises(
+        UserError, match=r"the Spark Connect client is not installed \(grpc is missing\): pip install 'webwinnow\[connect\]'"
+    ):
+        remote_url(SparkConfig())

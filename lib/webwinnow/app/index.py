@@ -120,10 +120,13 @@ def _source_inputs(run: str) -> list[str]:
 
 
 def _session(cfg: RunConfig, args: argparse.Namespace, console: Console):
-    from ..stages._session import build_session
+    from ..stages._session import build_session, session_notes
 
     console.say("starting Spark ...")
-    return build_session(cfg.spark, args.master)
+    spark, owned = build_session(cfg.spark, args.master)
+    for note in session_notes(spark):
+        console.say(note)
+    return spark, owned
 
 
 def _read_crawl(args: argparse.Namespace, cfg: RunConfig, source: str, console: Console) -> list[str]:

@@ -30,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         help="TOML config file (repeatable; later files override earlier ones)",
     )
     common.add_argument("--master", help="Spark master, e.g. local[*] (default from config)")
+    common.add_argument("--remote", metavar="sc://HOST:PORT", help="run through a Spark Connect server (default: SPARK_REMOTE)")
     talk = common.add_mutually_exclusive_group()
     talk.add_argument("-q", "--quiet", action="store_true", help="print only errors, warnings and where the output is")
     talk.add_argument("-v", "--verbose", action="store_true", help="also show Spark's own output")
@@ -188,6 +189,7 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--force", action="store_true", help="replace the index at --out (never anything else)")
     index.add_argument("--conf", action="append", default=[], metavar="FILE", help="TOML config file (repeatable)")
     index.add_argument("--master", help="Spark master, e.g. local[*] (default from config)")
+    index.add_argument("--remote", metavar="sc://HOST:PORT", help="run through a Spark Connect server (default: SPARK_REMOTE)")
     talk = index.add_mutually_exclusive_group()
     talk.add_argument("-q", "--quiet", action="store_true", help="print only errors and where the index is")
     talk.add_argument("-v", "--verbose", action="store_true", help="also show Spark's own output")
@@ -260,6 +262,8 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
     }
     check = {"self_pairs": getattr(args, "self_pairs", None), "query_w": getattr(args, "query_w", None)}
     spark = {"master": args.master} if getattr(args, "master", None) else {}
+    if getattr(args, "remote", None):
+        spark["remote"] = args.remote
     extract = {
         "max_failed_ratio": getattr(args, "max_failed_ratio", None),
         "text_column": getattr(args, "text_column", None),

@@ -7,6 +7,10 @@ also reports bytes and records read: as its tasks read, from the datagrams they 
 driver's beacon (stages._beacon), and at least what the accumulators its tasks add to when they
 finish say (display only: a recomputed task adds twice, so both are capped at the totals; the
 ledger is the record).
+
+Spark Connect has no status tracker, accumulators or driver beside the tasks: there the lines
+count the tasks of the running operation's stages, from the progress the server sends with
+each operation's results (registerProgressHandler), and bytes read are not shown.
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from ..stages._beacon import Beacon, ReadCounters
+from ..stages._session import is_connect, setting
 from .console import Console
 
 
@@ -30,7 +36,7 @@ class _Current:
 
     def read(self) -> tuple[int, int]:
         """(bytes, records) read so far: the beacon's counts, or the finished files' if more."""
-        if self.counters is None:
+        if self.counters is None or self.counters.bytes is None:
             return 0, 0
         done = (self.counters.bytes.value, self.counters.records.value)
         now = self.beacon.totals() if self.beacon is not None else (0, 0)
@@ -52,7 +58,9 @@ def _clock(seconds: float) -> str:
 
 class Progress:
     def __init__(self, spark, console: Console) -> None:
-        self.sc = spark.sparkContext
+        self.connect = is_connect(spark)
+        self.spark = spark
+        self.sc: Any = None if self.connect else spark.sparkContext
         self.console = console
         self.enabled = not console.quiet
         self.tty = console.tty
@@ -63,21 +71,39 @@ class Progress:
         self._lock = threading.Lock()
         self._seen: dict[int, float] = {}
         self._beacon: Beacon | None = None
+        # Spark Connect: the running operation's stages, and the operations of the stage done
+        self._operation: dict[int, tuple[int, int, bool]] = {}
+        self._operations_done = 0
+        if self.connect and self.enabled:
+            spark.registerProgressHandler(self._on_progress)
+            console.say("Spark Connect: progress counts the tasks the server reports; bytes read are not shown")
 
-    def counters(self) -> ReadCounters:
+    def _on_progress(self, stages, inflight_tasks: int, operation_id: str | None, done: bool) -> None:
+        with self._lock:
+            if done:
+                self._operation = {}
+                self._operations_done += 1
+            else:
+                self._operation = {s.stage_id: (s.num_tasks, s.num_completed_tasks, s.done) for s in stages or ()}
+
+    def counters(self) -> ReadCounters | None:
         """What the extract stage's tasks report their reading to: accumulators, and a beacon
-        when the progress lines are shown."""
+        when the progress lines are shown (None under Spark Connect, which has neither)."""
+        if self.connect:
+            return None
         if self.enabled and self._beacon is None:
             try:
-                self._beacon = Beacon(self.sc.getConf().get("spark.driver.host") or "127.0.0.1")
+                self._beacon = Beacon(setting(self.spark, "spark.driver.host") or "127.0.0.1")
             except OSError:  # no socket for it here: progress by finished files only
                 self._beacon = None
         address = self._beacon.address if self._beacon is not None else None
         return ReadCounters(self.sc.accumulator(0), self.sc.accumulator(0), address)
 
     def begin(self, name: str, total_bytes: int = 0, counters: ReadCounters | None = None) -> None:
-        self.sc.setJobGroup(name, f"webwinnow {name}")
+        if self.sc is not None:
+            self.sc.setJobGroup(name, f"webwinnow {name}")
         with self._lock:
+            self._operation, self._operations_done = {}, 0
             self.current = _Current(name, time.time(), total_bytes, counters, self._beacon if counters else None)
         self.console.say(f"{name} ...")
         if self.enabled and self._thread is None:
@@ -95,6 +121,8 @@ class Progress:
 
     def stop(self) -> None:
         self._stop.set()
+        if self.connect and self.enabled:
+            self.spark.removeProgressHandler(self._on_progress)
         self.console.clear_bar()
         if self._beacon is not None:
             self._beacon.close()
@@ -117,32 +145,45 @@ class Progress:
                 self.console.say(line)
                 last_line = time.time()
 
-    def line(self, cur: _Current) -> str:
+    def _stages(self, cur: _Current) -> tuple[list[tuple[int, int, int]], str]:
+        """The running stages (id, tasks, tasks done), and how many Spark jobs (or Connect
+        operations) of the webwinnow stage are done."""
+        if self.connect:
+            with self._lock:
+                running = [(sid, n, d) for sid, (n, d, finished) in self._operation.items() if not finished]
+                done_ops = self._operations_done
+            return running, f"{done_ops} Spark operations done" if done_ops else ""
         tracker = self.sc.statusTracker()
         jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(cur.name)]
         jobs = [j for j in jobs if j is not None]
         done_jobs = sum(j.status == "SUCCEEDED" for j in jobs)
+        running = []
+        for sid in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(sid)
+            if info is not None:
+                running.append((sid, info.numTasks, info.numCompletedTasks))
+        return running, f"{done_jobs} of {len(jobs)} Spark jobs done" if jobs else ""
+
+    def line(self, cur: _Current) -> str:
+        running, jobs = self._stages(cur)
         now = time.time()
         tasks = done = 0
         step_left = None
-        for sid in tracker.getActiveStageIds():
-            info = tracker.getStageInfo(sid)
-            if info is None:
-                continue
-            tasks += info.numTasks
-            done += info.numCompletedTasks
+        for sid, n, completed in running:
+            tasks += n
+            done += completed
             seen = self._seen.setdefault(sid, now)
-            if info.numCompletedTasks:
-                est = (now - seen) * (info.numTasks - info.numCompletedTasks) / info.numCompletedTasks
+            if completed:
+                est = (now - seen) * (n - completed) / completed
                 step_left = max(step_left or 0.0, est)
         elapsed = now - cur.started
         parts = []
         if tasks:
             parts.append(f"{done}/{tasks} tasks")
         if jobs:
-            parts.append(f"{done_jobs} of {len(jobs)} Spark jobs done")
+            parts.append(jobs)
         left = None
-        if cur.counters is not None and cur.total_bytes:
+        if cur.counters is not None and cur.counters.bytes is not None and cur.total_bytes:
             read, records = cur.read()
             parts.append(f"{_size(read)} of {_size(cur.total_bytes)} read")
             parts.append(f"{records:,} records")
@@ -155,9 +196,8 @@ class Progress:
             # later stages run several Spark jobs whose count is not known ahead: estimate the current one
             parts.append(f"about {_clock(step_left)} left in this job")
         head = cur.name
-        share = (
-            cur.read()[0] / cur.total_bytes if cur.counters is not None and cur.total_bytes else (done / tasks if tasks else None)
-        )
+        counted = cur.counters is not None and cur.counters.bytes is not None and cur.total_bytes
+        share = cur.read()[0] / cur.total_bytes if counted else (done / tasks if tasks else None)
         if self.tty and share is not None:
             head += f" [{'#' * int(share * 20):.<20}]"
         return f"{head}: " + ", ".join(parts)

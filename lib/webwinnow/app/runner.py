@@ -239,9 +239,9 @@ def run(plan: Plan, console: Console, capture: bool = False) -> dict:
     later stages alone replace their own tables, and say which downstream tables they left
     stale. capture: the process's output goes to the run's log.
     """
-    from ..stages._session import refuse_remote
+    from ..stages._session import check_remote
 
-    refuse_remote()  # before the run's folder is made
+    check_remote(plan.cfg.spark, plan.request.master)  # a Connect endpoint it cannot use: said before the folder is made
     folder, command = plan.folder, f"webwinnow {plan.request.command}"
     with folder.lock(command, console):
         folder.open(console, command=command, fresh=plan.fresh, resume=plan.request.resume, capture=capture, tables=TABLES)
@@ -256,7 +256,7 @@ def run(plan: Plan, console: Console, capture: bool = False) -> dict:
 
 
 def _run_in(plan: Plan, console: Console) -> dict:
-    from ..stages._session import build_session, check_filesystem, size_shuffles
+    from ..stages._session import build_session, check_filesystem, session_facts, session_notes, size_shuffles
     from .progress import Progress
 
     cfg, folder = plan.cfg, plan.folder
@@ -273,6 +273,8 @@ def _run_in(plan: Plan, console: Console) -> dict:
         spark, owned = build_session(cfg.spark, plan.request.master, _input_bytes(plan))
     finally:
         warming.result()
+    for note in session_notes(spark):
+        console.say(note)
     try:
         check_filesystem(spark, folder.final)
         folder.begin(
@@ -285,14 +287,7 @@ def _run_in(plan: Plan, console: Console) -> dict:
     if not plan.fresh:  # a stage run alone: the run's summary, updated
         summary = {**folder.previous_summary(), **summary}
     timings["spark_start"] = round(time.time() - started, 1)
-    summary["spark"] = {
-        "master": spark.sparkContext.master,
-        "app_id": spark.sparkContext.applicationId,
-        "default_parallelism": spark.sparkContext.defaultParallelism,
-        "shuffle_partitions": size_shuffles(spark, _input_bytes(plan)),
-        # a short local run's JVM compiles with C1 only (stages._session.SHORT_RUN_BYTES)
-        "c1_only": "TieredStopAtLevel=1" in spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", ""),
-    }
+    summary["spark"] = {**session_facts(spark), "shuffle_partitions": size_shuffles(spark, _input_bytes(plan))}
     progress = Progress(spark, console)
     kept: list[str] = []
     try:

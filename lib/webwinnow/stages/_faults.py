@@ -16,7 +16,9 @@ class InjectedTaskFailure(RuntimeError):
 
 
 def injected_stages(spark) -> frozenset[str]:
-    value = spark.sparkContext.getConf().get(SETTING, "")
+    from ._session import setting
+
+    value = setting(spark, SETTING)
     return frozenset(s.strip() for s in value.split(",") if s.strip())
 
 

@@ -9,6 +9,8 @@ segment is new files, named by the segment.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -19,6 +21,8 @@ from ..index import layout
 from ..index.layout import Manifest, Settings
 from ..index.sortedfiles import DIRECTORY, BucketWriter, bucket_of, plan_reads, read_directory, read_matching
 from ._frames import read_table, spark_schema
+from ._session import default_parallelism, is_connect
+from ._shared import Held, plan_bytes
 
 #: The documents as the index keeps them: every DOCUMENTS column of an ok document, with its stats.
 INDEX_DOCUMENTS = pa.schema([*(f for f in schemas.DOCUMENTS), *(f for f in schemas.DOC_STATS if f.name != "doc_id")])
@@ -41,7 +45,7 @@ def write_bucketed(spark: SparkSession, frame: DataFrame, idx: str, table: str, 
     key = layout.KEYS[table]
     schema = INDEX_SCHEMAS[table]
     sort = [key, *(["doc_id", "pos"] if table == "fingerprints" else [])]
-    parts = max(1, min(1 << bits, 4 * spark.sparkContext.defaultParallelism))
+    parts = max(1, min(1 << bits, 4 * default_parallelism(spark)))
     text = "text" if table == "documents" else None
 
     def write(batches):
@@ -192,7 +196,8 @@ def lookup(
         }
     if not plan:
         return spark.createDataFrame([], spark_schema(out_schema))
-    shared = spark.sparkContext.broadcast(keys)
+    # under Spark Connect the keys travel in the plan: lookup_keys keeps them within what it carries
+    shared: Any = Held(keys) if is_connect(spark) else spark.sparkContext.broadcast(keys)
 
     def read(batches):
         for batch in batches:
@@ -203,7 +208,7 @@ def lookup(
     tasks = spark.createDataFrame(
         plan, StructType([StructField("file", StringType()), StructField("groups", ArrayType(IntegerType()))])
     )
-    parts = max(1, min(len(plan), 4 * spark.sparkContext.defaultParallelism))
+    parts = max(1, min(len(plan), 4 * default_parallelism(spark)))
     return tasks.repartition(parts).mapInArrow(read, spark_schema(out_schema))
 
 
@@ -220,7 +225,8 @@ def lookup_keys(
     with the whole table (a query as large as the index reads most of it anyway)."""
     name = keys.columns[0]
     count = keys.count()
-    if count <= BROADCAST_KEYS:
+    # under Spark Connect the keys travel in the plan (stages._shared), which the server caps
+    if count <= (plan_bytes(spark) // 8 if is_connect(spark) else BROADCAST_KEYS):
         values = np.unique(np.array([r[0] for r in keys.collect()], dtype=np.int64))
         return lookup(spark, idx, manifest, table, values, columns, reads)
     key = layout.KEYS[table]
@@ -276,7 +282,7 @@ def compact(spark: SparkSession, idx: str, manifest: Manifest, segment: str) -> 
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
     tasks = spark.createDataFrame(jobs, StructType([StructField("table", StringType()), StructField("bucket", IntegerType())]))
-    parts = max(1, min(len(jobs), 4 * spark.sparkContext.defaultParallelism))
+    parts = max(1, min(len(jobs), 4 * default_parallelism(spark)))
     written = tasks.repartition(parts).mapInArrow(merge, spark_schema(DIRECTORY)).collect()
     save_directory(idx, segment, [pa.Table.from_pylist([r.asDict() for r in written], schema=DIRECTORY)])
     seg = layout.new_segment(

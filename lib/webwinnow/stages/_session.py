@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..config import SparkConfig
 
@@ -24,28 +25,97 @@ def read_properties(path: str | Path) -> dict[str, str]:
     return props
 
 
-def refuse_remote() -> None:
-    """Raise UserError when SPARK_REMOTE asks for Spark Connect: pyspark would refuse it beside a
-    master with a traceback, and the stages still use the SparkContext (task lists, broadcasts,
-    progress), which Spark Connect has not."""
-    remote = os.environ.get("SPARK_REMOTE", "")
-    if remote:
-        from ..errors import UserError
+def remote_url(cfg: SparkConfig, master: str | None = None) -> str:
+    """The Spark Connect endpoint the command runs through ("" for none): --remote or the config's
+    `spark.remote`, else SPARK_REMOTE. Raises UserError, before the run's folder is made, when it
+    cannot be used: beside a master (pyspark refuses the two with a traceback), not an sc:// URL,
+    or without the Connect client's packages."""
+    from ..errors import UserError
 
+    remote = cfg.remote or os.environ.get("SPARK_REMOTE", "")
+    if not remote:
+        return ""
+    said = "--remote" if cfg.remote else "SPARK_REMOTE"
+    if master or cfg.master:
         raise UserError(
-            f"SPARK_REMOTE={remote}: webwinnow does not run through Spark Connect yet; unset SPARK_REMOTE "
-            "and give --master (or spark-submit) for the cluster behind it"
+            f"{said}={remote} and a master ({master or cfg.master}) were both given: Spark Connect runs on the "
+            "server's master; give one of them"
         )
+    if not remote.startswith("sc://"):
+        raise UserError(f"{said}={remote}: a Spark Connect endpoint is sc://HOST:PORT (e.g. sc://127.0.0.1:15002)")
+    try:
+        import grpc  # noqa: F401
+        import zstandard  # noqa: F401
+        from google.rpc import status_pb2  # noqa: F401
+    except ImportError as exc:
+        raise UserError(
+            f"{said}={remote}: the Spark Connect client is not installed ({exc.name} is missing): "
+            "pip install 'webwinnow[connect]'"
+        ) from None
+    return remote
+
+
+def check_remote(cfg: SparkConfig, master: str | None = None) -> None:
+    """remote_url's checks, and that the endpoint accepts connections."""
+    remote = remote_url(cfg, master)
+    if remote:
+        _reachable(remote)
+
+
+def is_connect(spark) -> bool:
+    """Whether the session speaks Spark Connect: no SparkContext, RDDs, accumulators or broadcasts."""
+    # by the class's module: importing Connect's session class needs the client's packages
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def setting(spark, key: str, default: str = "") -> str:
+    """A Spark setting as the session sees it: its own (spark.conf) or the application's."""
+    if not is_connect(spark):
+        conf = spark.sparkContext.getConf()
+        if conf.contains(key):
+            return conf.get(key)
+    try:
+        value = spark.conf.get(key, None)
+    except Exception:  # Connect: a key the server does not know raises
+        return default
+    return default if value is None else value
+
+
+def default_parallelism(spark) -> int:
+    """The cores the application has (SparkContext.defaultParallelism). Spark Connect does not
+    say: a range made without a partition count has that many partitions (its leaf parallelism),
+    so the count of its partitions answers, in one small job, once per session."""
+    if not is_connect(spark):
+        return spark.sparkContext.defaultParallelism
+    cached = _PARALLELISM.get(id(spark))
+    if cached is None:
+        from pyspark.sql import functions as F
+
+        row = spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p")).agg(F.max("p").alias("p")).first()
+        cached = _PARALLELISM[id(spark)] = int(row["p"]) + 1
+    return cached
+
+
+_PARALLELISM: dict[int, int] = {}
+_REMOTES: dict[int, str] = {}  # the endpoint of each Connect session made here
+_NOTES: dict[int, list[str]] = {}  # what the command should tell of each session made here
+
+
+def session_notes(spark) -> list[str]:
+    """Lines for the user about how the session was made (properties a Connect session ignored)."""
+    return _NOTES.get(id(spark), [])
 
 
 def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int | None = None):
     """The SparkSession for a command, and whether the command owns it (and so stops it).
 
     Who decides what, in order: a session already active in this process (a notebook's) is used
-    as it is. Under spark-submit, its --master, --conf and properties files win: the config's
-    properties file only fills the keys it left unset, and a master is set only when the user
-    gave --master or the config's `spark.master`. Run directly, the properties file configures
-    the JVM pyspark launches, with `local[*]` unless a master was given.
+    as it is. Through Spark Connect (--remote, SPARK_REMOTE), the server's application is given:
+    only the properties a session may set (spark.sql.*, webwinnow's own) are set, and the rest are
+    named in a warning. Under spark-submit, its --master, --conf and properties files win: the
+    config's properties file only fills the keys it left unset, and a master is set only when the
+    user gave --master or the config's `spark.master`. Run directly, the properties file
+    configures the JVM pyspark launches, with `local[*]` unless a master was given.
 
     Python workers run this interpreter unless PYSPARK_PYTHON (or spark.pyspark.python) says
     otherwise: without it, executors start the system python and fail on a missing pyarrow.
@@ -58,11 +128,13 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
-    refuse_remote()
-    submitted = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # how spark-submit hands its JVM to Python
+    remote = remote_url(cfg, master)
     props = dict(read_properties(cfg.properties)) if cfg.properties else {}
     if cfg.shuffle_partitions:
         props["spark.sql.shuffle.partitions"] = str(cfg.shuffle_partitions)
+    if remote:
+        return _connect(remote, props, cfg), True
+    submitted = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # how spark-submit hands its JVM to Python
     # Numba caches compiled kernels beside the package; where executors cannot write there
     # (a read-only packed venv), they need a writable cache directory or they recompile per task.
     cache_dir = cfg.numba_cache_dir or os.environ.get("NUMBA_CACHE_DIR", "")
@@ -95,6 +167,78 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
         if not launched_now.contains(key):
             spark.conf.set(key, value)
     return spark, True
+
+
+def _connect(remote: str, props: dict[str, str], cfg: SparkConfig):
+    """A Spark Connect session on `remote`, with the properties a session may set."""
+    from pyspark.sql import SparkSession
+
+    from ..errors import UserError
+
+    _reachable(remote)
+    try:
+        spark = SparkSession.builder.remote(remote).getOrCreate()
+        spark.range(1).collect()  # the session is made lazily: reach the server now, or say it is not there
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise UserError(
+            f"--remote {remote}: the Spark Connect server did not answer ({first}); check the URL and the server's log"
+        ) from None
+    _REMOTES[id(spark)] = remote.split(";", 1)[0]  # parameters after ";" may hold a token
+    ignored = []
+    for key, value in {**DEFAULTS, **props}.items():
+        if key in DEFAULTS and key not in props and setting(spark, key) not in ("", "snappy"):
+            continue  # the server chose a codec: keep it
+        if key.startswith("spark.sql.") or key.startswith("spark.webwinnow."):
+            spark.conf.set(key, value)
+        elif key != "webwinnow.logLevel":
+            ignored.append(key)
+    if ignored:
+        _NOTES[id(spark)] = [
+            "Spark Connect: the server's application is used as it is; set these on the server instead: "
+            + ", ".join(sorted(ignored))
+        ]
+    return spark
+
+
+#: Seconds to wait for a Connect endpoint to accept a connection: the client itself retries for
+#: minutes, silently, when nothing listens.
+CONNECT_TIMEOUT = 15
+
+
+def _reachable(remote: str) -> None:
+    """Raise UserError unless something accepts connections at the endpoint's host and port."""
+    import socket
+    from urllib.parse import urlparse
+
+    from ..errors import UserError
+
+    where = urlparse("http://" + remote.removeprefix("sc://").split(";", 1)[0].split("/", 1)[0])
+    try:
+        host, port = where.hostname or "localhost", where.port or 15002  # Spark Connect's default port
+    except ValueError:
+        raise UserError(f"{remote}: a Spark Connect endpoint is sc://HOST:PORT (e.g. sc://127.0.0.1:15002)") from None
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise UserError(
+            f"{remote}: no Spark Connect server at {host}:{port} ({exc.strerror or exc}); start one "
+            "($SPARK_HOME/sbin/start-connect-server.sh) or check the URL"
+        ) from None
+
+
+def session_facts(spark) -> dict:
+    """What the run's summary says of the Spark it ran on."""
+    facts = {
+        "master": setting(spark, "spark.master"),
+        "app_id": setting(spark, "spark.app.id"),
+        "default_parallelism": default_parallelism(spark),
+        # a short local run's JVM compiles with C1 only (SHORT_RUN_BYTES)
+        "c1_only": "TieredStopAtLevel=1" in setting(spark, "spark.driver.extraJavaOptions"),
+    }
+    if is_connect(spark):
+        facts["remote"] = _REMOTES.get(id(spark), "")
+    return facts
 
 
 #: Below this much input (crawl files as stored, usually gzipped) a local run's JVM compiles with
@@ -141,9 +285,9 @@ def size_shuffles(spark, input_bytes: int) -> int:
     no more than MAX_AUTO_SHUFFLE_PARTITIONS.
     """
     key = "spark.sql.shuffle.partitions"
-    if spark.sparkContext.getConf().contains(key):
+    if _was_set(spark, key):
         return int(spark.conf.get(key))
-    cores = spark.sparkContext.defaultParallelism
+    cores = default_parallelism(spark)
     count = max(cores, min(MAX_AUTO_SHUFFLE_PARTITIONS, -(-max(input_bytes, 0) // SHUFFLE_INPUT_BYTES)))
     spark.conf.set(key, str(count))
     return count
@@ -160,13 +304,25 @@ CONNECTORS = {
 }
 
 
+def _was_set(spark, key: str) -> bool:
+    """Whether someone chose `key`. A Connect client sees values, not who set them: a value other
+    than Spark's default is taken as chosen (a chosen 200 partitions is then sized anew)."""
+    if not is_connect(spark):
+        return spark.sparkContext.getConf().contains(key)
+    return setting(spark, key, SPARK_DEFAULTS.get(key, "")) != SPARK_DEFAULTS.get(key)
+
+
+#: Spark's own defaults of the settings webwinnow sizes when nobody chose them.
+SPARK_DEFAULTS = {"spark.sql.shuffle.partitions": "200"}
+
+
 def check_filesystem(spark, uri: str) -> None:
     """Raise UserError, before any stage, when Spark has no Hadoop filesystem for --out's scheme."""
     from ..errors import UserError
 
-    jvm = getattr(spark, "_jvm", None) or getattr(spark.sparkContext, "_jvm", None)
-    if jvm is None:  # Spark Connect: the server decides; its error reaches the user as it is
+    if is_connect(spark):  # the server decides; its error reaches the user as it is
         return
+    jvm: Any = getattr(spark, "_jvm", None) or spark.sparkContext._jvm
     try:
         jvm.org.apache.hadoop.fs.Path(uri).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
     except Exception as exc:  # py4j's Py4JJavaError, whatever the JVM threw

@@ -49,6 +49,7 @@ from ..core.winnowing import units
 from ..outputs.tables import read_table_config, write_table
 from . import StageContext
 from ._frames import read_table, spark_schema, url_host
+from ._shared import share
 from .candidates import SOURCE_BASES, boilerplate_hashes
 from .hash_freq import BROADCAST_ROWS
 from .passages import template_kgram_hashes
@@ -311,9 +312,9 @@ def run(ctx: StageContext) -> dict:
     if d.strip_template or any_capped:
         max_df = read_table_config(out, "candidate_pairs")["max_df"]
         boilerplate = np.sort(np.array([r["hash"] for r in boilerplate_hashes(spark, out, max_df).collect()], np.int64))
-    shared = spark.sparkContext.broadcast(boilerplate)
+    shared = share(spark, boilerplate, out)
     kgrams = template_kgram_hashes(out) if d.strip_template or any_capped else np.zeros(0, np.int64)
-    shared_kgrams = spark.sparkContext.broadcast(kgrams)
+    shared_kgrams = share(spark, kgrams, out)
 
     cut_cols = ["doc_id", "start", "end", "content", "source", "source_start", "source_end", "source_order"]
     cuts = edges.filter(F.col("length") >= min_passage).select(*cut_cols)
@@ -416,6 +417,8 @@ def run(ctx: StageContext) -> dict:
             F.sum((~F.col("complete")).cast("long")).alias("incomplete"),
         ).first()
         grown.unpersist()
+    shared.unpersist()
+    shared_kgrams.unpersist()
     return {
         "documents": row["documents"],
         "kept": row["kept"] or 0,

@@ -26,6 +26,7 @@ from . import StageContext
 from ._beacon import ReadCounters, Sender
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_table, spark_schema
+from ._session import default_parallelism
 
 #: What each task tells the driver: its group's counts (the rows themselves it wrote as Parquet).
 TASK_COUNTS = ("files", "records", "parsed", "skipped", "failed", "flagged", "failed_files")
@@ -58,7 +59,7 @@ def read_crawl(
     """
     # Small inputs still spread over every core: aim for two tasks per core, never above task_bytes.
     total = sum(max(f.size, 0) for f in inputs)
-    target = max(1, min(cfg.extract.task_bytes, -(-total // (2 * spark.sparkContext.defaultParallelism))))
+    target = max(1, min(cfg.extract.task_bytes, -(-total // (2 * default_parallelism(spark)))))
     groups = [[(f.path, max(f.size, 0)) for f in g] for g in group_inputs(inputs, target, cfg.extract.max_files_per_task)]
     extract_cfg, winnow = cfg.extract, cfg.winnow
     code = winnow.unit == "code"  # documents hold their pages' code blocks
@@ -158,9 +159,11 @@ def task_list(spark: SparkSession, groups: list[list[tuple[str, int]]]) -> DataF
     """The extract stage's tasks as data: one row and one partition per group of input files
     (group, paths, sizes), so the plan, the UI and `.show()` say which task reads what."""
     rows = [(gid, [p for p, _ in g], [size for _, size in g]) for gid, g in enumerate(groups)]
-    # parallelize(n rows, n slices) puts exactly one row in each partition: one task per group
-    rdd = spark.sparkContext.parallelize(rows, max(1, len(rows)))
-    return spark.createDataFrame(rdd, "group long, paths array<string>, sizes array<long>")
+    listed = spark.createDataFrame(rows, "group long, paths array<string>, sizes array<long>")
+    # Without RDDs (Spark Connect has none): a range of n ids in n partitions holds one id in each,
+    # and the groups, joined to it by broadcast, keep its partitioning: one task per group.
+    slots = spark.range(0, len(rows), 1, max(1, len(rows))).select(F.col("id").alias("group"))
+    return slots.join(F.broadcast(listed), "group")
 
 
 class _Reading:

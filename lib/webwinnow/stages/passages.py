@@ -59,6 +59,7 @@ from ..outputs.tables import (
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, spark_schema
+from ._shared import share
 from ._windows import (
     KGRAM_SLICE_BYTES,
     WINDOW_LISTS,
@@ -304,11 +305,11 @@ def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     max_df = read_table_config(out, "candidate_pairs")["max_df"]
     boilerplate = np.sort(np.array([r["hash"] for r in boilerplate_hashes(spark, out, max_df).collect()], dtype=np.int64))
-    shared = spark.sparkContext.broadcast(boilerplate)
+    shared = share(spark, boilerplate, out)
     inject = injected_stages(spark)
     texts = read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
     template = template_kgrams(spark, out, cfg, shared, max_df)
-    shared_template = spark.sparkContext.broadcast(template)
+    shared_template = share(spark, template, out)
 
     def windows_of(batches):
         for batch in batches:
@@ -393,7 +394,7 @@ def run(ctx: StageContext) -> dict:
     # each pair's source side comes with its seeds: the grow tasks write its passages
     sources = read_table(spark, out, "candidate_pairs").select("doc_a", "doc_b", *SOURCE)
     seeds = read_table(spark, out, "pair_seeds").join(sources, ["doc_a", "doc_b"])
-    held = []
+    held = [shared, shared_template]  # unpersisted when the stage is done, like the frames
     try:
         settled = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(StorageLevel.MEMORY_AND_DISK)
         held.append(settled)
@@ -479,7 +480,9 @@ def judge_pairs(spark: SparkSession, out: str, copied):
     return (
         read_table(spark, out, "candidate_pairs")
         .join(copied, ["doc_a", "doc_b"], "left")
-        .fillna(0, subset=counts)
+        # a when, not fillna: fillna's columns are non-null under Spark Connect and nullable in a
+        # classic session, and the table's schema must not depend on the session
+        .withColumns({c: F.when(F.col(c).isNull(), F.lit(0)).otherwise(F.col(c)) for c in counts})
         .join(norm.select(F.col("doc_id").alias("doc_a"), F.col("norm_chars").alias("norm_a")), "doc_a", "left")
         .join(norm.select(F.col("doc_id").alias("doc_b"), F.col("norm_chars").alias("norm_b")), "doc_b", "left")
         .withColumn("content_share_a", share("a"))
