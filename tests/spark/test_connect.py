@@ -167,10 +167,3 @@ def test_a_connect_run_says_how_it_shows_progress_and_leaves_no_shared_arrays(co
         in said
     )
     assert not [p for p in out.rglob("_shared")], "shared arrays left in the run folder"
-
-
-def test_a_connect_endpoint_that_does_not_answer_is_one_line(tmp_path):
-    done = _webwinnow("run", "/nonexistent-input", "--out", str(tmp_path / "out"), "--remote", f"sc://127.0.0.1:{_free_port()}")
-    assert done.returncode != 0
-    errors = [line for line in done.stderr.splitlines() if line.startswith("webwinnow: error")]
-    assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]

@@ -238,6 +238,9 @@ def test_a_spark_connect_endpoint_it_cannot_use_is_one_line_before_anything_is_w
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         free = str(s.getsockname()[1])
+    from webwinnow.stages import _session
+
+    monkeypatch.setattr(_session, "CONNECT_TIMEOUT", 2)  # refused connections are retried this long
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SPARK_REMOTE", raising=False)
     crawl = tmp_path / "x.warc"

@@ -201,14 +201,15 @@ def _connect(remote: str, props: dict[str, str], cfg: SparkConfig):
     return spark
 
 
-#: Seconds to wait for a Connect endpoint to accept a connection: the client itself retries for
-#: minutes, silently, when nothing listens.
+#: Seconds to wait for a Connect endpoint to accept a connection (a server just started takes a
+#: few to listen): the client itself retries for minutes, silently, when nothing listens.
 CONNECT_TIMEOUT = 15
 
 
 def _reachable(remote: str) -> None:
     """Raise UserError unless something accepts connections at the endpoint's host and port."""
     import socket
+    import time
     from urllib.parse import urlparse
 
     from ..errors import UserError
@@ -218,13 +219,23 @@ def _reachable(remote: str) -> None:
         host, port = where.hostname or "localhost", where.port or 15002  # Spark Connect's default port
     except ValueError:
         raise UserError(f"{remote}: a Spark Connect endpoint is sc://HOST:PORT (e.g. sc://127.0.0.1:15002)") from None
-    try:
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
-    except OSError as exc:
-        raise UserError(
-            f"{remote}: no Spark Connect server at {host}:{port} ({exc.strerror or exc}); start one "
-            "($SPARK_HOME/sbin/start-connect-server.sh) or check the URL"
-        ) from None
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+            return
+        except ConnectionRefusedError as exc:  # a server just started takes seconds to listen
+            if time.monotonic() + 1 >= deadline:
+                problem = exc.strerror or str(exc)
+                break
+            time.sleep(1)
+        except OSError as exc:
+            problem = exc.strerror or str(exc)
+            break
+    raise UserError(
+        f"{remote}: no Spark Connect server at {host}:{port} ({problem}, for {CONNECT_TIMEOUT} s); start one "
+        "($SPARK_HOME/sbin/start-connect-server.sh) or check the URL"
+    )
 
 
 def session_facts(spark) -> dict:
