@@ -91,7 +91,8 @@ class ExtractConfig:
     max_member_bytes: int = 4096 * MiB  # one decompressed gzip member (whole-file gzip is one member)
     max_html_bytes: int = 16 * MiB  # HTML handed to the parser
     max_nesting: int = 2000  # element nesting depth: Lexbor's parse time is quadratic in it
-    task_bytes: int = 256 * MiB  # input bytes per Spark task (whole files, never split)
+    task_bytes: int = 256 * MiB  # input bytes per Spark task
+    split_bytes: int = 0  # a .warc.gz larger than this is read in pieces of about this size; 0: a task's share, >= 64 MiB
     max_files_per_task: int = 64
     max_failed_ratio: float = 0.1  # more failed input files than this share: the run fails, nothing published
     text_column: str = "text"  # items (JSONL, Parquet inputs): the column holding each item's text
@@ -103,6 +104,9 @@ class ExtractConfig:
             if f.name in ("text_column", "id_column"):
                 if not isinstance(value, str) or not value:
                     raise ValueError(f"extract.{f.name} must be a column name, got {value!r}")
+            elif f.name == "split_bytes":
+                if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**63:
+                    raise ValueError(f"extract.split_bytes must be an integer >= 0 (0: automatic), got {value!r}")
             elif f.name == "max_failed_ratio":
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                     raise ValueError(f"extract.max_failed_ratio must be within [0, 1], got {value!r}")

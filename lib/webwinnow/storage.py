@@ -295,6 +295,18 @@ def delete_tree(name: str) -> None:
             raise StorageError(f"{name}: cannot delete ({_first_line(exc)}){_ADVICE}") from None
 
 
+def delete_file(name: str) -> None:
+    """Delete one file (an object), if it is there."""
+    fs, path = locate(name)
+    try:
+        fs.delete_file(path)
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        if info(name) is not None:
+            raise StorageError(f"{name}: cannot delete ({_first_line(exc)}){_ADVICE}") from None
+
+
 def upload_tree(local: str, name: str) -> None:
     """Copy a local folder's files to name/ (a report built on the driver's disk)."""
     import pyarrow.fs as pafs

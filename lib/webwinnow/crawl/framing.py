@@ -325,8 +325,33 @@ def _iter_stream(fh: IO[bytes], size: int, max_body: int) -> Iterator[RawRecord]
         base = nxt
 
 
-def iter_file(path: str, *, max_body: int, max_member: int) -> Iterator[RawRecord]:
-    """Every record of a crawl file, damaged ones included (``error`` set), in file order.
+@dataclass
+class Piece:
+    """A byte range of a gzipped crawl file read by one task: the records of the members that
+    start in [start, stop). What the reading found is filled in: `first`, the member it began
+    at (the first one at or after start that inflates to a record header; None: none), and
+    `next`, where reading the file in order would go on (the first member at or after stop; None:
+    the reading ended on damage or at the end of the file). Consecutive pieces join when one's
+    next is the other's first: then they read exactly the records of one reading in order."""
+
+    start: int
+    stop: int
+    first: int | None = None
+    next: int | None = None
+
+
+def pieces_join(pieces: list[Piece], size: int) -> bool:
+    """Whether consecutive pieces of a file of `size` bytes, read, give exactly the records of
+    one reading of it in order: each begins where the one before left off (past the end of the
+    file, or after damage that ends the reading, the next must find nothing to read)."""
+    ends = [p.next if p.next is not None and p.next < size else None for p in pieces]
+    return bool(pieces) and pieces[0].start == 0 and all(pieces[i + 1].first == ends[i] for i in range(len(pieces) - 1))
+
+
+def iter_file(path: str, *, max_body: int, max_member: int, piece: Piece | None = None) -> Iterator[RawRecord]:
+    """Every record of a crawl file, damaged ones included (``error`` set), in file order; with
+    `piece`, those of the gzip members that start in its range (a plain file is read whole by
+    the piece that starts at 0, and not at all by the others).
 
     Raises OSError only when the file cannot be opened or read; everything else is records.
     """
@@ -337,9 +362,29 @@ def iter_file(path: str, *, max_body: int, max_member: int) -> Iterator[RawRecor
         fh.seek(0, io.SEEK_END)
         size = fh.tell()
         if head == GZIP_MAGIC or _gzip_after_junk(fh):
-            yield from _iter_gzip(fh, size, max_body, max_member)
-        else:
+            yield from _iter_gzip(fh, size, max_body, max_member, piece)
+        elif piece is None or piece.start == 0:
+            if piece is not None:
+                piece.first, piece.next = 0, None
             yield from _iter_stream(fh, size, max_body)
+
+
+def _member_with_record(fh: IO[bytes], start: int) -> int | None:
+    """The first gzip member at or after start whose inflated bytes begin with a record header
+    (where a piece of a file starts reading)."""
+    pos = start
+    while True:
+        at = _find_magic(fh, pos)
+        if at is None:
+            return None
+        fh.seek(at)
+        try:
+            head = zlib.decompressobj(31).decompress(fh.read(_CHUNK), 4096)
+        except zlib.error:
+            head = b""
+        if _HEADER_LINE.match(head.lstrip(b"\r\n\t ")):
+            return at
+        pos = at + 1
 
 
 def _gzip_after_junk(fh: IO[bytes], limit: int = 1 << 20) -> bool:
@@ -404,7 +449,7 @@ def _inflate_member(fh: IO[bytes], start: int, spool: IO[bytes], max_member: int
     return consumed - len(d.unused_data), None
 
 
-def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iterator[RawRecord]:
+def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int, piece: Piece | None = None) -> Iterator[RawRecord]:
     """Records of a gzipped file, member by member.
 
     A member is inflated into a spool file first (memory up to 8 MiB, disk beyond), so its fault,
@@ -420,8 +465,16 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iter
       its WARC-Payload-Digest verifies its payload; then it keeps the flag ``headers_unverified``
       (no digest covers the headers that name its URL).
     """
-    pos = 0
-    while pos < size:
+    pos, stop = 0, size
+    if piece is not None:
+        began = piece.start if piece.start == 0 else _member_with_record(fh, piece.start)
+        piece.first = piece.next = began
+        if began is None:
+            return
+        pos, stop = began, min(size, piece.stop)
+    while pos < stop:
+        if piece is not None:
+            piece.next = None  # until this member is read through
         fh.seek(pos)
         if fh.read(3) != GZIP_MAGIC:
             nxt = _find_magic(fh, pos)
@@ -429,6 +482,8 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iter
             if nxt is None:
                 return
             pos = nxt
+            if piece is not None:
+                piece.next = pos
             continue
         with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
             end, error = _inflate_member(fh, pos, spool, max_member)
@@ -474,3 +529,5 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int) -> Iter
             pos = nxt
         else:
             pos = end
+        if piece is not None:
+            piece.next = pos

@@ -231,7 +231,8 @@ def list_inputs(
 
 
 def group_inputs(files: list[InputFile], target_bytes: int, max_files: int = 64) -> list[list[InputFile]]:
-    """Split files into task groups of about target_bytes each (whole files, never split).
+    """Split files into task groups of about target_bytes each (whole files: the extract stage
+    reads a large .warc.gz in pieces of its own).
 
     Files are assigned in sorted order, so the grouping and therefore the task of every record
     is the same on every run.

@@ -26,7 +26,7 @@ from .. import schemas, storage
 from ..config import ExtractConfig
 from ..text.html2text import HtmlRejected, html_code, html_to_text
 from ..text.tagstrip import strip_tags_text
-from .framing import RawRecord, iter_file
+from .framing import Piece, RawRecord, iter_file
 from .httpbody import body_to_text, charset_from_content_type, decode_body, looks_binary
 from .ids import doc_id
 from .inputs import is_wet
@@ -165,14 +165,16 @@ def _judge(rec: RawRecord, cfg: ExtractConfig, wet: bool = False, code: bool = F
     }
 
 
-def file_rows(path: str, cfg: ExtractConfig, code: bool = False) -> Iterator[dict]:
+def file_rows(path: str, cfg: ExtractConfig, code: bool = False, piece: Piece | None = None) -> Iterator[dict]:
     """Rows (EXTRACT_ROWS columns) for every record of one file, then the file's summary row;
-    code=True: documents hold their pages' code blocks (the code unit)."""
+    code=True: documents hold their pages' code blocks (the code unit). piece: the records of
+    that range only (framing.Piece), and a summary row whose status is settled when the pieces
+    are joined (settle_status)."""
     counts = _Counts()
     status, reason, detail = "read_ok", None, None
     wet = is_wet(path)
     try:
-        for rec in iter_file(path, max_body=cfg.max_body_bytes, max_member=cfg.max_member_bytes):
+        for rec in iter_file(path, max_body=cfg.max_body_bytes, max_member=cfg.max_member_bytes, piece=piece):
             counts.seen += 1
             if rec.error is not None:
                 result = {"outcome": "flagged" if rec.error in FLAG_REASONS else "failed", "reason": rec.error}
@@ -187,10 +189,8 @@ def file_rows(path: str, cfg: ExtractConfig, code: bool = False) -> Iterator[dic
         status, reason, detail = "failed", "unreadable", f"{type(exc).__name__}: {exc.strerror or exc}"
     except Exception as exc:  # never let one file take the task down
         status, reason, detail = "failed", "internal_error", type(exc).__name__
-    if status == "read_ok" and counts.seen == 0:
-        status, reason = ("empty", "zero_bytes") if _size(path) == 0 else ("failed", "no_records")
-    elif status == "read_ok" and counts.seen == counts.failed:
-        status, reason = "failed", "no_readable_record"
+    if piece is None:
+        status, reason = settle_status(path, status, reason, counts.seen, counts.failed)
     yield {
         "table": "ledger",
         "kind": "file",
@@ -204,6 +204,16 @@ def file_rows(path: str, cfg: ExtractConfig, code: bool = False) -> Iterator[dic
         "failed": counts.failed,
         "flagged": counts.flagged,
     }
+
+
+def settle_status(path: str, status: str, reason: str | None, seen: int, failed: int) -> tuple[str, str | None]:
+    """A file's status once all its records are counted: read_ok unless it held none, or none
+    that could be read."""
+    if status == "read_ok" and seen == 0:
+        return ("empty", "zero_bytes") if _size(path) == 0 else ("failed", "no_records")
+    if status == "read_ok" and seen == failed:
+        return "failed", "no_readable_record"
+    return status, reason
 
 
 def _size(path: str) -> int:

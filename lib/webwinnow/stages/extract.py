@@ -7,6 +7,7 @@ exactly the same files.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 
 import pyarrow as pa
@@ -14,13 +15,14 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from .. import schemas
+from .. import schemas, storage
 from ..config import RunConfig
+from ..crawl.framing import Piece, pieces_join
 from ..crawl.inputs import InputFile, group_inputs, is_crawl_file, is_item_file
 from ..crawl.items import item_rows
-from ..crawl.records import file_rows, rows_to_batches
+from ..crawl.records import file_rows, rows_to_batches, settle_status
 from ..errors import TooManyFailures
-from ..outputs.parts import PartWriter
+from ..outputs.parts import PartWriter, part_name
 from ..outputs.tables import drop_staged, finish_table, stage_table
 from . import StageContext
 from ._beacon import ReadCounters, Sender
@@ -31,7 +33,11 @@ from ._session import default_parallelism
 #: What each task tells the driver: its group's counts (the rows themselves it wrote as Parquet).
 TASK_COUNTS = ("files", "records", "parsed", "skipped", "failed", "flagged", "failed_files")
 FINGERPRINT_COUNTS = ("documents", "fingerprints", "kgrams", "norm_chars")
-_TASK_SCHEMA = pa.schema([("group", pa.int64()), *((name, pa.int64()) for name in TASK_COUNTS + FINGERPRINT_COUNTS)])
+_TASK_SCHEMA = pa.schema(
+    [("group", pa.int64()), *((name, pa.int64()) for name in TASK_COUNTS + FINGERPRINT_COUNTS), ("piece", pa.string())]
+)
+#: A task list's columns: a group of files, or one piece of one file (stop -1: the whole file).
+_TASK_COLUMNS = ("group", "paths", "sizes", "starts", "stops")
 
 
 @dataclass(frozen=True)
@@ -54,13 +60,64 @@ def read_crawl(
     command fingerprints next: each text is winnowed where it is read, never written and read back).
     Returns the tasks' counts summed, and the number of tasks.
 
+    A gzipped WARC file larger than a task's share is read in pieces, one task each (a file of
+    10^5 records was one task and two thirds of the stage): the pieces' ledger rows of the file
+    are joined into one here, and a file whose pieces do not join up (damage at a boundary) is
+    read again whole, its pieces' parts removed.
+
     progress: optional ReadCounters: accumulators that tasks add to as they finish files, and
     the driver's beacon they report to as they read (stages._beacon).
     """
     # Small inputs still spread over every core: aim for two tasks per core, never above task_bytes.
     total = sum(max(f.size, 0) for f in inputs)
     target = max(1, min(cfg.extract.task_bytes, -(-total // (2 * default_parallelism(spark)))))
-    groups = [[(f.path, max(f.size, 0)) for f in g] for g in group_inputs(inputs, target, cfg.extract.max_files_per_task)]
+    split = cfg.extract.split_bytes or max(target, MIN_SPLIT_BYTES)
+    whole = [f for f in inputs if not _splits(f, split)]
+    groups = [[(f.path, max(f.size, 0), 0, -1) for f in g] for g in group_inputs(whole, target, cfg.extract.max_files_per_task)]
+    pieces: dict[int, tuple[str, int, int]] = {}  # group id -> (file, piece index, file size)
+    for f in inputs:
+        if _splits(f, split):
+            n = -(-f.size // split)
+            bounds = [f.size * i // n for i in range(n + 1)]
+            for i in range(n):
+                pieces[len(groups)] = (f.path, i, f.size)
+                groups.append([(f.path, bounds[i + 1] - bounds[i], bounds[i], bounds[i + 1])])
+    rows = _read(spark, groups, cfg, folders, progress)
+    sums = {name: sum(row[name] or 0 for row in rows) for name in TASK_COUNTS + FINGERPRINT_COUNTS}
+    tasks = len(groups)
+    if pieces:
+        joined, again = join_pieces({r["group"]: r["piece"] for r in rows if r["piece"]}, pieces)
+        for r in rows:
+            if r["piece"] and pieces[r["group"]][0] in again:
+                for folder in folders.values():  # this piece's rows are read again, whole
+                    storage.delete_file(storage.child(folder, part_name(r["group"])))
+                for name in TASK_COUNTS + FINGERPRINT_COUNTS:
+                    sums[name] -= r[name] or 0
+        if joined:
+            _write_file_rows(folders["ledger"], tasks, joined, sums)
+        if again:
+            redo = [[(path, size, 0, -1)] for path, size in sorted(again.items())]
+            for r in _read(spark, redo, cfg, folders, progress, first_group=tasks + 1):
+                for name in TASK_COUNTS + FINGERPRINT_COUNTS:
+                    sums[name] += r[name] or 0
+            tasks += len(redo)
+    return sums, tasks
+
+
+#: A gzipped WARC file is read in pieces when larger than a task's share of the input, and
+#: never in pieces smaller than this (`extract.split_bytes` sets the size itself).
+MIN_SPLIT_BYTES = 64 << 20
+
+
+def _splits(f: InputFile, split: int) -> bool:
+    """Whether a file is read in pieces: a gzipped WARC (members start records; an ARC file's
+    first record says how the others are laid out) larger than `split`."""
+    return f.size > split and f.path.lower().endswith(".warc.gz") and is_crawl_file(f.path)
+
+
+def _read(spark: SparkSession, groups: list, cfg: RunConfig, folders: dict[str, str], progress, first_group: int = 0) -> list:
+    """One task per group of (path, size, start, stop) (stop -1: the whole file); the tasks' rows
+    of counts (_TASK_SCHEMA)."""
     extract_cfg, winnow = cfg.extract, cfg.winnow
     code = winnow.unit == "code"  # documents hold their pages' code blocks
     inject = injected_stages(spark)
@@ -71,20 +128,22 @@ def read_crawl(
             maybe_fail("extract", inject)
             if "fingerprints" in folders:
                 maybe_fail("fingerprint", inject)
-            for group, paths, sizes in zip(
-                batch.column("group").to_pylist(), batch.column("paths").to_pylist(), batch.column("sizes").to_pylist()
-            ):
+            for group, paths, sizes, starts, stops in zip(*(batch.column(c).to_pylist() for c in _TASK_COLUMNS)):
                 reading = _Reading(progress, Sender(progress.address, str(group)))
                 parts = _Parts(folders, group, winnow)
                 try:
-                    for path, size in zip(paths, sizes):
+                    for path, size, start, stop in zip(paths, sizes, starts, stops):
                         items = is_item_file(path) and not is_crawl_file(path)
+                        piece = Piece(start, stop) if stop >= 0 else None
                         rows = (
                             item_rows(path, extract_cfg.text_column, extract_cfg.id_column, extract_cfg.max_decoded_bytes)
                             if items
-                            else file_rows(path, extract_cfg, code)
+                            else file_rows(path, extract_cfg, code, piece)
                         )
-                        for rows_batch in rows_to_batches(reading.rows(rows, size, offsets=not items)):
+                        rows = reading.rows(rows, size, offsets=not items, base=start)
+                        if piece is not None:
+                            rows = parts.piece_rows(rows, piece)
+                        for rows_batch in rows_to_batches(rows):
                             parts.write(rows_batch)
                     parts.close()
                 except BaseException:
@@ -92,9 +151,47 @@ def read_crawl(
                     raise
                 yield parts.counts_batch()
 
-    counts = task_list(spark, groups).mapInArrow(read_groups, spark_schema(_TASK_SCHEMA)).collect()
-    sums = {name: sum(row[name] or 0 for row in counts) for name in TASK_COUNTS + FINGERPRINT_COUNTS}
-    return sums, len(groups)
+    return task_list(spark, groups, first_group).mapInArrow(read_groups, spark_schema(_TASK_SCHEMA)).collect()
+
+
+def join_pieces(found: dict[int, str], pieces: dict[int, tuple[str, int, int]]) -> tuple[dict[str, dict], dict[str, int]]:
+    """The ledger row of each file read in pieces, from its pieces' rows (found: group -> the
+    piece's file row as JSON, with where it began and where it left off); and the files whose
+    pieces do not join (path -> size), to be read again whole: a piece that failed, or one
+    that did not begin where the one before it left off (damage at the boundary)."""
+    by_file: dict[str, list[dict]] = {}
+    sizes: dict[str, int] = {}
+    for group, (path, _, size) in sorted(pieces.items(), key=lambda kv: kv[1]):
+        by_file.setdefault(path, []).append(json.loads(found[group]))
+        sizes[path] = size
+    joined: dict[str, dict] = {}
+    again: dict[str, int] = {}
+    for path, rows in by_file.items():
+        size = sizes[path]
+        read = [Piece(r["start"], r["stop"], r["first"], r["next"]) for r in rows]
+        if not pieces_join(read, size) or any(r["status"] != "read_ok" for r in rows):
+            again[path] = size
+            continue
+        row = {k: rows[0][k] for k in ("table", "kind", "file", "status", "reason", "detail")}
+        for name in ("records_seen", "parsed", "skipped", "failed", "flagged"):
+            row[name] = sum(r[name] for r in rows)
+        row["status"], row["reason"] = settle_status(path, "read_ok", None, row["records_seen"], row["failed"])
+        joined[path] = row
+    return joined, again
+
+
+def _write_file_rows(ledger: str, task: int, joined: dict[str, dict], sums: dict[str, int]) -> None:
+    """The joined files' ledger rows, as one more part of the staged ledger; their counts added."""
+    writer = PartWriter(ledger, task, schemas.LEDGER)
+    for batch in rows_to_batches(iter([joined[path] for path in sorted(joined)])):
+        writer.write(_project(batch, schemas.LEDGER, schemas.LEDGER_FROM_ROWS))
+    writer.close()
+    for row in joined.values():
+        sums["files"] += 1
+        sums["failed_files"] += row["status"] == "failed"
+        sums["records"] += row["records_seen"]
+        for name in ("parsed", "skipped", "failed", "flagged"):
+            sums[name] += row[name]
 
 
 class _Parts:
@@ -105,6 +202,7 @@ class _Parts:
         self.writers = {t: PartWriter(folder, group, schemas.TABLE_SCHEMAS[t]) for t, folder in folders.items()}
         self.group, self.winnow = group, winnow
         self.counts = dict.fromkeys(TASK_COUNTS + FINGERPRINT_COUNTS, 0)
+        self.piece: str | None = None
 
     def write(self, rows: pa.RecordBatch) -> None:
         table = rows.column("table")
@@ -146,8 +244,19 @@ class _Parts:
         for writer in self.writers.values():
             writer.abort()
 
+    def piece_rows(self, rows, piece: Piece):
+        """The rows of a piece of a file, less its file row: kept for the driver, which joins
+        the pieces' rows into the file's (join_pieces), with where the piece began and left off."""
+        for row in rows:
+            if row.get("kind") == "file":
+                self.piece = json.dumps(
+                    {**row, "start": piece.start, "stop": piece.stop, "first": piece.first, "next": piece.next}
+                )
+                continue
+            yield row
+
     def counts_batch(self) -> pa.RecordBatch:
-        return pa.RecordBatch.from_pylist([{"group": self.group, **self.counts}], schema=_TASK_SCHEMA)
+        return pa.RecordBatch.from_pylist([{"group": self.group, **self.counts, "piece": self.piece}], schema=_TASK_SCHEMA)
 
 
 def _project(rows: pa.RecordBatch, schema: pa.Schema, mapping: list[tuple[str, str]]) -> pa.RecordBatch:
@@ -155,14 +264,19 @@ def _project(rows: pa.RecordBatch, schema: pa.Schema, mapping: list[tuple[str, s
     return pa.RecordBatch.from_arrays([rows.column(src) for _, src in mapping], schema=schema)
 
 
-def task_list(spark: SparkSession, groups: list[list[tuple[str, int]]]) -> DataFrame:
+def task_list(spark: SparkSession, groups: list[list[tuple]], first_group: int = 0) -> DataFrame:
     """The extract stage's tasks as data: one row and one partition per group of input files
-    (group, paths, sizes), so the plan, the UI and `.show()` say which task reads what."""
-    rows = [(gid, [p for p, _ in g], [size for _, size in g]) for gid, g in enumerate(groups)]
-    listed = spark.createDataFrame(rows, "group long, paths array<string>, sizes array<long>")
+    (group, paths, sizes, starts, stops), so the plan, the UI and `.show()` say which task reads
+    what. A group is of (path, size) or (path, size, start, stop): a piece of a file."""
+    whole = (0, -1)  # start, stop of a file read whole
+    full = [[(*x, *whole[len(x) - 2 :]) for x in g] for g in groups]
+    rows = [(first_group + gid, *([x[i] for x in g] for i in range(4))) for gid, g in enumerate(full)]
+    listed = spark.createDataFrame(
+        rows, "group long, paths array<string>, sizes array<long>, starts array<long>, stops array<long>"
+    )
     # Without RDDs (Spark Connect has none): a range of n ids in n partitions holds one id in each,
     # and the groups, joined to it by broadcast, keep its partitioning: one task per group.
-    slots = spark.range(0, len(rows), 1, max(1, len(rows))).select(F.col("id").alias("group"))
+    slots = spark.range(first_group, first_group + len(rows), 1, max(1, len(rows))).select(F.col("id").alias("group"))
     return slots.join(F.broadcast(listed), "group")
 
 
@@ -175,7 +289,7 @@ class _Reading:
         self.counters, self.sender = counters, sender
         self.done_bytes = self.records = 0
 
-    def rows(self, rows, size: int, offsets: bool):
+    def rows(self, rows, size: int, offsets: bool, base: int = 0):
         for row in rows:
             if row.get("kind") == "file":
                 if self.counters.bytes is not None:
@@ -185,7 +299,7 @@ class _Reading:
                 self.sender.send(self.done_bytes, self.records, force=True)
             else:
                 self.records += 1
-                at = min(row.get("offset") or 0, size) if offsets else 0  # an item's offset is its line
+                at = min(max((row.get("offset") or 0) - base, 0), size) if offsets else 0  # an item's offset is its line
                 self.sender.send(self.done_bytes + at, self.records)
             yield row
 
