@@ -252,6 +252,36 @@ def session_facts(spark) -> dict:
     return facts
 
 
+#: A broadcast join side may take this share of an executor's heap at most (a side is held by
+#: each executor, built on the driver, and copied while it is: many times its raw row bytes).
+BROADCAST_HEAP_SHARE = 64
+
+
+def heap_bytes(spark) -> int:
+    """An executor's heap: spark.executor.memory, or in local mode the driver's (1 GiB unset)."""
+    local = setting(spark, "spark.master").startswith("local")
+    value = setting(spark, "spark.driver.memory" if local else "spark.executor.memory", "1g")
+    return parse_bytes(value) or (1 << 30)
+
+
+def parse_bytes(value: str) -> int:
+    """A JVM size ("512m", "4g", "1048576"): bytes; 0 when unreadable."""
+    text = value.strip().lower().removesuffix("b")
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}.get(text[-1:], 1)
+    number = text[:-1] if text[-1:] in "kmgt" and text[-1:] else text
+    try:
+        return int(float(number) * scale) if number else 0
+    except ValueError:
+        return 0
+
+
+def broadcast_rows(spark, row_bytes: int, most: int) -> int:
+    """How many rows of `row_bytes` a join may broadcast: at most `most`, and no more than a
+    1/BROADCAST_HEAP_SHARE share of an executor's heap holds (a run given 512 MiB broadcast
+    1.3 M hosts and ran out of heap)."""
+    return min(most, heap_bytes(spark) // (BROADCAST_HEAP_SHARE * max(1, row_bytes)))
+
+
 #: Below this much input (crawl files as stored, usually gzipped) a local run's JVM compiles with
 #: C1 only. HotSpot's C2 compiler threads spent 31 of the JVM's 84 CPU-seconds of a run on the
 #: docs corpus (57 MB of WARC, 328 MB of HTML); with C1 only they spend 4, and the tasks' code,

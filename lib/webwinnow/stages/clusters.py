@@ -28,6 +28,7 @@ from ..outputs.tables import write_arrow, write_table
 from . import StageContext
 from ._components import spark_components
 from ._frames import read_documents, read_table, spark_schema
+from ._session import broadcast_rows
 
 KEYED = pa.schema([("doc_id", pa.int64()), ("text_key", pa.int64())])
 
@@ -68,7 +69,7 @@ def document_times(spark: SparkSession, out: str, doc: np.ndarray) -> list[np.nd
     columns = [F.unix_micros(F.col(c).try_cast("timestamp")).alias(c) for _, c in SOURCE_BASES]
     times = (
         read_documents(spark, out)
-        .join(F.broadcast(ids) if len(doc) <= 1_000_000 else ids, "doc_id")
+        .join(F.broadcast(ids) if len(doc) <= broadcast_rows(spark, 8, 1_000_000) else ids, "doc_id")
         .select("doc_id", *columns)
         .toArrow()
     )

@@ -49,6 +49,7 @@ from ..core.winnowing import units
 from ..outputs.tables import read_table_config, write_table
 from . import StageContext
 from ._frames import read_table, spark_schema, url_host
+from ._session import broadcast_rows
 from ._shared import share
 from .candidates import SOURCE_BASES, boilerplate_hashes
 from .hash_freq import BROADCAST_ROWS
@@ -326,7 +327,7 @@ def run(ctx: StageContext) -> dict:
         # texts shuffled to them; many, joined by a shuffle, never through the driver
         capped = edges.filter("capped").select("doc_id", "source", "source_order").distinct().localCheckpoint()
         sources = capped.select("source").distinct()
-        if capped.count() <= BROADCAST_ROWS:
+        if capped.count() <= broadcast_rows(spark, 24, BROADCAST_ROWS):
             capped, sources = F.broadcast(capped), F.broadcast(sources)
         texts = docs.select("doc_id", "text")
         regrow_in = texts.join(capped, "doc_id").join(

@@ -22,6 +22,7 @@ from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
 from ..outputs.tables import table_stats, write_arrow, write_table
 from . import StageContext
 from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
+from ._session import broadcast_rows
 
 #: Broadcast a side of a join below this many rows (16–24 bytes a row): the other side, the
 #: fingerprints or the texts, then stays where it is.
@@ -98,7 +99,7 @@ def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     documents = int((table_stats(out, "doc_stats") or {}).get("documents", BROADCAST_ROWS + 1))
     hosts = doc_hosts(spark, out).select("doc_id", F.when(F.col("host").isNotNull(), F.xxhash64("host")).alias("host_id"))
-    if documents <= BROADCAST_ROWS:
+    if documents <= broadcast_rows(spark, 16, BROADCAST_ROWS):
         hosts = F.broadcast(hosts)
     fp = read_table(spark, out, "fingerprints").join(hosts, "doc_id", "left")
     counted = (
@@ -116,7 +117,7 @@ def run(ctx: StageContext) -> dict:
             .groupBy("doc_id")
             .agg(F.collect_list(F.struct("hash", "docs", "occurrences", "hosts", "pos")).alias("requests"))
         )
-        if sum(n for d, n in fof if d >= 2) <= BROADCAST_ROWS:
+        if sum(n for d, n in fof if d >= 2) <= broadcast_rows(spark, 48, BROADCAST_ROWS):  # a request per shared hash
             requests = F.broadcast(requests)
         texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
         # a k-gram spans k kept characters, more in the original; a word about 7, a code token 5

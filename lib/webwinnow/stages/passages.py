@@ -59,6 +59,7 @@ from ..outputs.tables import (
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, spark_schema
+from ._session import broadcast_rows
 from ._shared import share
 from ._windows import (
     KGRAM_SLICE_BYTES,
@@ -354,7 +355,7 @@ def run(ctx: StageContext) -> dict:
             .agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
         )
         firsts = seeds.select(F.col("doc_a").alias("doc_id"))
-        if pairs <= BROADCAST_ROWS:
+        if pairs <= broadcast_rows(spark, 64, BROADCAST_ROWS):  # a request of each side and a first per pair
             # the texts are then read where they are, never shuffled
             requests, firsts = F.broadcast(requests), F.broadcast(firsts)
         windows = requests.join(texts, "doc_id").mapInArrow(windows_of, window_types)
@@ -404,7 +405,8 @@ def run(ctx: StageContext) -> dict:
         if redone:
             # A few pairs (about 1% on the docs corpus) grow past their windows: they are grown
             # again from their whole texts (windows without an open edge: never redone).
-            again = seeds.join(F.broadcast(redo) if redone <= BROADCAST_ROWS else redo, ["doc_a", "doc_b"], "left_semi")
+            few = redone <= broadcast_rows(spark, 16, BROADCAST_ROWS)
+            again = seeds.join(F.broadcast(redo) if few else redo, ["doc_a", "doc_b"], "left_semi")
             copied = copied.unionByName(grown_from(again, redone, whole=True).filter(~F.col("redo")).drop("redo"))
         judged = judge_pairs(spark, out, copied).persist(StorageLevel.MEMORY_AND_DISK)
         held.append(judged)
