@@ -81,7 +81,9 @@ def test_broadcast_joins_are_bounded_by_the_executors_heap():
     assert [parse_bytes(v) for v in ("512m", "4g", "1048576", "1.5G", "lots", "")] == [512 << 20, 4 << 30, 1 << 20, 3 << 29, 0, 0]
     small = _connect_session(**{"spark.master": "local[2]", "spark.driver.memory": "512m"})
     assert broadcast_rows(small, 16, 2_000_000) == (512 << 20) // (64 * 16)  # 1.3 M hosts ran a 512 MiB heap out
-    assert broadcast_rows(_connect_session(**{"spark.master": "local[2]", "spark.driver.memory": "4g"}), 16, 2_000_000) == 2_000_000
+    assert (
+        broadcast_rows(_connect_session(**{"spark.master": "local[2]", "spark.driver.memory": "4g"}), 16, 2_000_000) == 2_000_000
+    )
     cluster = {"spark.master": "spark://h:7077", "spark.driver.memory": "64g", "spark.executor.memory": "1g"}
     assert broadcast_rows(_connect_session(**cluster), 64, 2_000_000) == (1 << 30) // (64 * 64)  # the executors' heap
     assert broadcast_rows(_connect_session(), 16, 2_000_000) == (1 << 30) // (64 * 16)  # unset: 1 GiB

@@ -38,6 +38,9 @@ _TASK_SCHEMA = pa.schema(
 )
 #: A task list's columns: a group of files, or one piece of one file (stop -1: the whole file).
 _TASK_COLUMNS = ("group", "paths", "sizes", "starts", "stops")
+_TASK_LIST = pa.schema(
+    [("group", pa.int64()), ("paths", pa.list_(pa.string())), *((c, pa.list_(pa.int64())) for c in _TASK_COLUMNS[2:])]
+)
 
 
 @dataclass(frozen=True)
@@ -271,9 +274,9 @@ def task_list(spark: SparkSession, groups: list[list[tuple]], first_group: int =
     whole = (0, -1)  # start, stop of a file read whole
     full = [[(*x, *whole[len(x) - 2 :]) for x in g] for g in groups]
     rows = [(first_group + gid, *([x[i] for x in g] for i in range(4))) for gid, g in enumerate(full)]
-    listed = spark.createDataFrame(
-        rows, "group long, paths array<string>, sizes array<long>, starts array<long>, stops array<long>"
-    )
+    # from Arrow: a classic session then builds the rows in the JVM, where a list of tuples starts
+    # Python workers for a job of its own
+    listed = spark.createDataFrame(pa.Table.from_pylist([dict(zip(_TASK_COLUMNS, r)) for r in rows], schema=_TASK_LIST))
     # Without RDDs (Spark Connect has none): a range of n ids in n partitions holds one id in each,
     # and the groups, joined to it by broadcast, keep its partitioning: one task per group.
     slots = spark.range(first_group, first_group + len(rows), 1, max(1, len(rows))).select(F.col("id").alias("group"))
