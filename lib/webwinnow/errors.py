@@ -92,7 +92,10 @@ def environment_failure(exc: BaseException, out: str) -> EnvironmentFailure | No
 #: What Py4J and Spark say when the JVM is gone, or when a Python worker died under a task.
 _JVM_GONE = re.compile(
     r"Answer from Java side is empty|Error while (?:sending|receiving)|Java gateway process exited|"
-    r"Connection refused|py4j\.protocol\.Py4JNetworkError",
+    r"Connection refused|py4j\.protocol\.Py4JNetworkError|"
+    # Py4J's client swallows the network error of a class lookup and says the class is missing
+    # (SparkConf, on a JVM killed as the stage began): Spark's own classes are there while it lives
+    r"\b(?:org\.apache\.spark\.\S+|Spark\w*) does not exist in the JVM",
     re.I,
 )
 _WORKER_DIED = re.compile(
