@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from webwinnow.errors import spark_died
+from webwinnow.errors import environment_failure, spark_died
 
 
 class Py4JError(Exception):
@@ -19,3 +19,45 @@ def test_a_class_of_spark_missing_means_the_gateway_is_gone():
 def test_other_errors_are_not_a_dead_jvm():
     assert spark_died(ValueError("a broken invariant")) is None
     assert spark_died(Py4JError("com.example.Missing does not exist in the JVM")) is None  # a user's jar, not Spark
+
+
+class Py4JJavaError(Exception):
+    pass
+
+
+def test_a_java_heap_exhausted_names_the_setting_to_raise():
+    died = spark_died(
+        Py4JJavaError(
+            "An error occurred while calling o34.collectToPython.\n: java.lang.OutOfMemoryError: Java heap space\n\tat x"
+        )
+    )
+    assert died is not None and died.kind == "out_of_memory" and died.exit_code == 5
+    assert "java.lang.OutOfMemoryError: Java heap space" in died.message
+    assert "spark.driver.memory" in died.remedy and "spark.executor.memory" in died.remedy
+    assert "\n" not in died.message + died.remedy
+
+
+def test_a_jvm_that_exited_with_spark_s_out_of_memory_status_ran_out_of_memory():
+    # a task's OutOfMemoryError makes the executor exit 52; in local mode that is the driver's JVM,
+    # and Python sees only a refused connection
+    refused = ConnectionRefusedError(111, "Connection refused")
+    died = spark_died(refused, jvm_exit=52)
+    assert died is not None and died.kind == "out_of_memory"
+    assert spark_died(refused, jvm_exit=137).kind == "spark_died"  # killed: not memory
+    assert spark_died(refused).kind == "spark_died"
+
+
+class _JavaErrorOfADeadJvm(Exception):
+    """A Py4JJavaError asks the JVM for its text when printed: on a dead JVM that call fails."""
+
+    errmsg = "An error occurred while calling o34.collectToPython.\n"
+
+    def __str__(self):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+
+def test_an_error_whose_text_needs_the_dead_jvm_is_still_read():
+    died = spark_died(_JavaErrorOfADeadJvm())
+    assert died is not None and died.kind == "spark_died"
+    assert spark_died(_JavaErrorOfADeadJvm(), jvm_exit=52).kind == "out_of_memory"
+    assert environment_failure(_JavaErrorOfADeadJvm(), "out") is None

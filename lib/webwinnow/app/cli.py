@@ -17,8 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by, spark_died
+from ..errors import (
+    EnvironmentFailure,
+    TooManyFailures,
+    UserError,
+    environment_failure,
+    exception_text,
+    interrupted_by,
+    spark_died,
+)
 from ..stages import CHECK_STAGES, RUN_STAGES, StageCheck, stage
+from ..stages._session import jvm_exit_code
 from .console import Console
 from .options import parse, resolve_config
 from .runner import Plan, Request, config_for_check
@@ -176,14 +185,14 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
         if interrupted_by(exc):
             raise
         failure = environment_failure(exc, str(plan.final) if plan else "the output")
-        died = spark_died(exc) if failure is None else None
+        died = spark_died(exc, jvm_exit_code()) if failure is None else None
         if died is not None:
-            console.error(f"error: {_died_message(died.message, plan)}")
+            console.error(f"error: {_died_message(died, plan)}")
             return died.exit_code
         if failure is None:
             # a bug: the traceback goes to the log (the terminal may not get it: capture), one line here
             where = f"; the traceback is in {plan.folder.log_location()}" if plan is not None else ""
-            first = (str(exc).strip().splitlines() or [""])[0][:300]
+            first = (exception_text(exc).strip().splitlines() or [""])[0][:300]
             console.error(f"internal error: {type(exc).__name__}: {first}{where}; please report it")
             raise
         console.error(f"error: {failure.message}")
@@ -194,11 +203,12 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
         return failure.exit_code
 
 
-def _died_message(what: str, plan: Plan | None) -> str:
+def _died_message(died: EnvironmentFailure, plan: Plan | None) -> str:
     """One line: what died, in which stage, that the run is as it was, where the log is and
     how to go on."""
+    what = died.message
     if plan is None:
-        return f"{what}; nothing was changed"
+        return f"{what}; nothing was changed" + (f"; {died.remedy}" if died.remedy else "")
     during = f" during the {plan.running} stage" if plan.running else ""
     log = plan.folder.log_location()
     if plan.fresh:
@@ -207,6 +217,8 @@ def _died_message(what: str, plan: Plan | None) -> str:
     else:
         again = "rerun the command"
         where = f"{plan.final} keeps its tables (the stage's own is unchanged); the log is {log}"
+    if died.remedy:
+        return f"{what}{during}; {where}; {died.remedy}, then {again}"
     return f"{what}{during}; {where}; {again} (with less work per task or more memory if it happens again)"
 
 

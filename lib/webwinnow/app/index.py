@@ -23,6 +23,7 @@ from ..errors import TooManyFailures, UserError, environment_failure, interrupte
 from ..index import layout
 from ..index.layout import Manifest, NotAnIndex, SegmentRecord, Settings
 from ..outputs.indexfolder import NewIndex, check_new_index, index_lock
+from ..stages._session import jvm_exit_code
 from .console import Console
 
 
@@ -42,11 +43,13 @@ def command(args: argparse.Namespace, console: Console) -> int:
         if interrupted_by(exc):
             console.error("interrupted; the index is as it was")
             return 130
-        failure = environment_failure(exc, args.out or args.index) or spark_died(exc)
+        failure = environment_failure(exc, args.out or args.index) or spark_died(exc, jvm_exit_code())
         if failure is None:
             raise
         console.error(
-            f"error: {failure.message}; the index is as it was" if failure.kind == "spark_died" else f"error: {failure.message}"
+            f"error: {failure.message}; the index is as it was" + (f"; {failure.remedy}, then rerun" if failure.remedy else "")
+            if failure.kind in ("spark_died", "out_of_memory")
+            else f"error: {failure.message}"
         )
         return failure.exit_code
 

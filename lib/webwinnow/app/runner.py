@@ -39,6 +39,7 @@ from ..stages import (
     stage,
     stale_tables,
 )
+from ..stages._faults import maybe_exhaust_heap
 from .console import Console
 from .warmup import warm_kernels
 
@@ -311,6 +312,7 @@ def _run_in(plan: Plan, console: Console) -> dict:
             check_reads(s, folder.final, metas)
             began = time.time()
             plan.running = s.name
+            maybe_exhaust_heap(spark, s.name)
             stats = _run_stage(s, spark, scfg, plan, progress)
             plan.running = ""
             for t in s.writes:

@@ -31,3 +31,16 @@ def maybe_fail(stage: str, stages: frozenset[str]) -> None:
     ctx = TaskContext.get()
     if ctx is not None and ctx.attemptNumber() == 0 and ctx.partitionId() % 2 == 0:
         raise InjectedTaskFailure(f"injected failure: {stage} partition {ctx.partitionId()} attempt 0")
+
+
+#: A stage named here (comma-separated) begins with a task that allocates a 2 GB string in the
+#: JVM: with a heap under that, the JVM runs out of memory as a stage whose data outgrew the heap
+#: does (tests of the out-of-memory message). Never set it in production.
+EXHAUST_SETTING = "spark.webwinnow.injectOutOfMemory"
+
+
+def maybe_exhaust_heap(spark, stage: str) -> None:
+    from ._session import setting
+
+    if stage in {s.strip() for s in setting(spark, EXHAUST_SETTING).split(",")}:
+        spark.range(1).selectExpr("length(repeat('x', cast(id as int) + 2000000000)) AS n").collect()

@@ -264,6 +264,18 @@ def heap_bytes(spark) -> int:
     return parse_bytes(value) or (1 << 30)
 
 
+def jvm_exit_code() -> int | None:
+    """The exit status of the JVM this process launched, once it has ended (52: out of memory);
+    None while it runs, under Spark Connect, or when pyspark did not launch it."""
+    try:
+        from pyspark import SparkContext
+
+        proc = getattr(SparkContext._gateway, "proc", None)
+        return proc.poll() if proc is not None else None
+    except Exception:  # a broken gateway is what the caller is already explaining
+        return None
+
+
 def parse_bytes(value: str) -> int:
     """A JVM size ("512m", "4g", "1048576"): bytes; 0 when unreadable."""
     text = value.strip().lower().removesuffix("b")
