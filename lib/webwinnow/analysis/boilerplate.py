@@ -45,23 +45,38 @@ def boilerplate_share(
 
 
 def is_boilerplate(hashes: np.ndarray, boilerplate: np.ndarray) -> np.ndarray:
-    """Whether each hash is in the sorted array boilerplate.
+    """Whether each hash is in the sorted array boilerplate."""
+    return HashSet(boilerplate).contains(hashes)
+
+
+class HashSet:
+    """A sorted array of hashes, asked for membership many times (once per page of a batch).
 
     Every k-gram of every page is looked up in the template k-grams: a binary search each was
     most of the window pass. A table of the set's low bits (about 64 slots per member, so about
-    1 in 64 non-members passes it) leaves the search to the few that might be in it."""
-    hashes = np.asarray(hashes, np.int64)
-    if not len(boilerplate):
-        return np.zeros(len(hashes), bool)
-    if len(hashes) < 1024:
-        return _members(hashes, boilerplate)
-    size = 1 << min(24, max(10, int(len(boilerplate) * 64).bit_length()))
-    seen = np.zeros(size, bool)
-    seen[boilerplate & (size - 1)] = True
-    maybe = np.flatnonzero(seen[hashes & (size - 1)])
-    out = np.zeros(len(hashes), bool)
-    out[maybe] = _members(hashes[maybe], boilerplate)
-    return out
+    1 in 64 non-members passes it) leaves the search to the few that might be in it; it is made
+    once, on the first lookup of 1,024 hashes or more."""
+
+    def __init__(self, members: np.ndarray) -> None:
+        self.members = np.asarray(members, np.int64)
+        self._seen: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def contains(self, hashes: np.ndarray) -> np.ndarray:
+        hashes = np.asarray(hashes, np.int64)
+        if not len(self.members):
+            return np.zeros(len(hashes), bool)
+        if len(hashes) < 1024:
+            return _members(hashes, self.members)
+        if self._seen is None:
+            self._seen = np.zeros(1 << min(24, max(10, int(len(self.members) * 64).bit_length())), bool)
+            self._seen[self.members & (len(self._seen) - 1)] = True
+        maybe = np.flatnonzero(self._seen[hashes & (len(self._seen) - 1)])
+        out = np.zeros(len(hashes), bool)
+        out[maybe] = _members(hashes[maybe], self.members)
+        return out
 
 
 def _members(hashes: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

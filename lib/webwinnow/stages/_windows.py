@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..analysis.boilerplate import is_boilerplate
+from ..analysis.boilerplate import HashSet
 from ..analysis.spans import gather_ranges, text_windows
 from ..analysis.template import template_intervals, window_intervals
 from ..config import RunConfig
@@ -96,28 +96,20 @@ def window_arrow(
 ) -> Iterator[pa.RecordBatch]:
     """WINDOWS rows for a batch of (doc_id, requests: [(doc_a, doc_b, side, lo, hi)], text).
 
-    The texts stay in Arrow's UTF-8 buffer: each is normalized once, each slice of about
-    TEXT_SLICE_BYTES fingerprinted in one kernel call, and the windows cut as byte ranges of the
-    buffer (no Python string per text or window). Output batches hold at most WINDOW_BATCH_BYTES
-    of window text.
+    The texts stay in Arrow's UTF-8 buffer: each is normalized once, for its units, its k-grams'
+    hashes, its fingerprints and its template k-grams alike, and the windows are cut as byte
+    ranges of the buffer (no Python string per text or window). Output batches hold at most
+    WINDOW_BATCH_BYTES of window text.
     """
-    template = np.zeros(0, np.int64) if template is None else template
-    for part in text_slices(batch, KGRAM_SLICE_BYTES if len(template) else TEXT_SLICE_BYTES):
-        yield from _slice_windows(part, cfg, boilerplate, template)
+    boilerplate_set = HashSet(boilerplate)
+    template_set = HashSet(np.zeros(0, np.int64) if template is None else template)
+    for part in text_slices(batch, TEXT_SLICE_BYTES):
+        yield from _slice_windows(part, cfg, boilerplate_set, template_set)
 
 
-def _slice_windows(
-    batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray
-) -> Iterator[pa.RecordBatch]:
+def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, template: HashSet) -> Iterator[pa.RecordBatch]:
     w = cfg.winnow
     data, text_starts, text_ends = _text_buffers(batch.column("text"))
-    fp = fingerprint_batch(batch.column("text"), w.k, w.w, w.robust, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
-    fp_bounds = np.searchsorted(fp.doc, np.arange(batch.num_rows + 1))
-    fp_flags_all = is_boilerplate(fp.hashes, boilerplate)
-    if len(template):
-        every = every_kgram(batch.column("text"), cfg)
-        kg_bounds = np.searchsorted(every.doc, np.arange(batch.num_rows + 1))
-        kg_template = is_boilerplate(every.hashes, template)
     fold, expand = fold_table()
     requests = batch.column("requests")
     offsets = requests.offsets.to_numpy()
@@ -147,7 +139,8 @@ def _slice_windows(
     for row in range(batch.num_rows):
         lo, hi = offsets[row], offsets[row + 1]
         doc = data[text_starts[row] : text_ends[row]]
-        norm_offsets, norm_ends, codes = _doc_units(doc, w.unit, w.lexer, fold, expand)
+        norm_offsets, norm_ends, codes, hashes = _doc_units(doc, w.unit, w.lexer, w.k, fold, expand)
+        selected = kernel._mod_p(hashes, w.mod_p) if w.mod_p else kernel._winnow(hashes, w.w, w.robust)
         char_bytes = _char_bytes(doc)
         # Code windows are cut at token boundaries like words: they carry the tokens the page's
         # lexing made, so a window need not lex alone as its text does (whole <pre> blocks, sent
@@ -159,18 +152,26 @@ def _slice_windows(
         parts["open"].append(opened)
         # the a-side windows' fingerprints, gathered for all of this document's windows at once
         side_a = fields["side"][lo:hi] == 0
-        positions = fp.positions[fp_bounds[row] : fp_bounds[row + 1]].astype(np.int64)
+        positions = norm_offsets[selected]
+        flags = boilerplate.contains(hashes[selected])
         first = np.searchsorted(positions, start, side="left")
         lengths = np.where(side_a, np.searchsorted(positions, end, side="left") - first, 0)
         index = np.repeat(first - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
         parts["fp_len"].append(lengths)
         parts["fp_pos"].append(positions[index])
-        parts["fp_flag"].append(fp_flags_all[fp_bounds[row] : fp_bounds[row + 1]][index])
+        parts["fp_flag"].append(flags[index])
         # the document's template text, clipped to each of its windows (both sides)
-        flags = fp_flags_all[fp_bounds[row] : fp_bounds[row + 1]]
-        norm_positions = np.searchsorted(norm_offsets, positions)
-        kgram_starts = np.flatnonzero(kg_template[kg_bounds[row] : kg_bounds[row + 1]]) if len(template) else None
-        t_lo, t_hi = template_intervals(norm_positions, flags, w.k, w.w, len(norm_offsets), kgram_starts)
+        kgram_starts = None
+        if template:
+            in_template = template.contains(hashes)
+            if w.mod_p:  # as fingerprint_batch with w = 1 sees them: only the k-grams 0 mod p
+                in_template &= hashes.view(np.uint64) % np.uint64(w.mod_p) == 0
+            kgram_starts = np.flatnonzero(in_template)
+        # a fingerprint's unit index as page_template gives it from whole texts: the first unit of
+        # its character (an expansion such as ß -> ss gives a character two)
+        t_lo, t_hi = template_intervals(
+            np.searchsorted(norm_offsets, positions), flags, w.k, w.w, len(norm_offsets), kgram_starts
+        )
         win_lo = np.searchsorted(norm_offsets, start)
         win_hi = np.searchsorted(norm_offsets, end)
         counts, lo_in, hi_in = window_intervals(t_lo, t_hi, win_lo, win_hi)
@@ -192,22 +193,23 @@ def _slice_windows(
 
 
 def _doc_units(
-    doc: np.ndarray, unit: str, lexer: str, fold: np.ndarray, expand: np.ndarray
-) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """The starts of a UTF-8 text's units, their ends (None for characters: start + 1) and, for
-    code, the tokens' codes."""
+    doc: np.ndarray, unit: str, lexer: str, k: int, fold: np.ndarray, expand: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]:
+    """The starts of a UTF-8 text's units, their ends (None for characters: start + 1), for code
+    the tokens' codes, and the hashes of all its k-grams (k-gram i starts at unit i): from one
+    normalization, as fingerprint_batch makes them."""
     if unit == "code":
         from ..core.codetokens import code_tokens
 
         codes, starts, ends = code_tokens(doc.tobytes().decode("utf-8", "surrogatepass"), lexer)
-        return starts, ends, codes
+        return starts, ends, codes, kernel._kgram_hashes(codes, k)
     chars, offsets = kernel._normalize(doc, fold, expand)
     if unit == "word":
         from ..core.units import _words
 
-        _, starts, ends = _words(chars, offsets.astype(np.int64))
-        return starts, ends, None
-    return offsets, None, None
+        words, starts, ends = _words(chars, offsets)
+        return starts, ends, None, kernel._kgram_hashes(words, k)
+    return offsets, None, None, kernel._kgram_hashes(chars, k)
 
 
 def _char_bytes(doc: np.ndarray) -> np.ndarray | None:
