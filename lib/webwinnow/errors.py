@@ -116,6 +116,17 @@ _RAISE_MEMORY = (
     "give Spark more memory (spark.driver.memory in local mode, spark.executor.memory on a cluster, "
     "in the properties file that [spark] properties names) or more, smaller tasks ([spark] shuffle_partitions)"
 )
+#: What a job gets when the JVM shuts down under it: an executor's OutOfMemoryError makes it
+#: exit (status 52), and its shutdown hook stops the SparkContext first, failing the jobs with this.
+_JVM_ENDING = re.compile(r"SparkContext (?:was|has been) shut ?down|on a stopped SparkContext|SparkContext is stopped", re.I)
+
+
+def jvm_ending(exc: BaseException) -> bool:
+    """Whether exc says the SparkContext was shut down under a job: the JVM may still be exiting,
+    and its exit status (52: out of memory) is worth a moment's wait."""
+    return any(_JVM_ENDING.search(exception_text(e)) for e in _chain(exc))
+
+
 _WORKER_DIED = re.compile(
     r"Python worker exited unexpectedly|crashed|Python worker .{0,40}(?:killed|died)|"
     r"SparkException: .{0,80}(?:EOFException|Connection reset)",
@@ -147,4 +158,6 @@ def spark_died(exc: BaseException, jvm_exit: int | None = None) -> EnvironmentFa
         return EnvironmentFailure("spark_died", "a Spark Python worker died in a task (killed or crashed)", 5)
     if _JVM_GONE.search(text):
         return EnvironmentFailure("spark_died", "Spark's JVM died (its connection is gone)", 5)
+    if _JVM_ENDING.search(text):
+        return EnvironmentFailure("spark_died", "Spark's JVM shut down under the run", 5)
     return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from webwinnow.errors import environment_failure, spark_died
+from webwinnow.errors import environment_failure, jvm_ending, spark_died
 
 
 class Py4JError(Exception):
@@ -61,3 +61,15 @@ def test_an_error_whose_text_needs_the_dead_jvm_is_still_read():
     assert died is not None and died.kind == "spark_died"
     assert spark_died(_JavaErrorOfADeadJvm(), jvm_exit=52).kind == "out_of_memory"
     assert environment_failure(_JavaErrorOfADeadJvm(), "out") is None
+
+
+def test_a_context_shut_down_under_a_job_waits_for_the_jvm_s_status():
+    # an executor's OutOfMemoryError makes the JVM exit 52; its shutdown hook stops the context
+    # first, and the job fails with this while the JVM is still exiting
+    cancelled = Py4JJavaError(
+        "An error occurred while calling o66021.count.\n: org.apache.spark.SparkException: Job 60 cancelled because SparkContext was shut down"
+    )
+    assert jvm_ending(cancelled) and not jvm_ending(ValueError("a broken invariant"))
+    assert spark_died(cancelled, jvm_exit=52).kind == "out_of_memory"
+    died = spark_died(cancelled)
+    assert died is not None and died.kind == "spark_died" and died.exit_code == 5

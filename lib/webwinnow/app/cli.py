@@ -24,10 +24,11 @@ from ..errors import (
     environment_failure,
     exception_text,
     interrupted_by,
+    jvm_ending,
     spark_died,
 )
 from ..stages import CHECK_STAGES, RUN_STAGES, StageCheck, stage
-from ..stages._session import jvm_exit_code
+from ..stages._session import JVM_EXIT_WAIT, jvm_exit_code
 from .console import Console
 from .options import parse, resolve_config
 from .runner import Plan, Request, config_for_check
@@ -185,7 +186,7 @@ def _command(args, console: Console, capture: bool, current: list) -> int:
         if interrupted_by(exc):
             raise
         failure = environment_failure(exc, str(plan.final) if plan else "the output")
-        died = spark_died(exc, jvm_exit_code()) if failure is None else None
+        died = spark_died(exc, jvm_exit_code(JVM_EXIT_WAIT if jvm_ending(exc) else 0.0)) if failure is None else None
         if died is not None:
             console.error(f"error: {_died_message(died, plan)}")
             return died.exit_code

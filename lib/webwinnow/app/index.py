@@ -19,11 +19,11 @@ from dataclasses import replace
 
 from .. import storage
 from ..config import RunConfig, WinnowConfig
-from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by, spark_died
+from ..errors import TooManyFailures, UserError, environment_failure, interrupted_by, jvm_ending, spark_died
 from ..index import layout
 from ..index.layout import Manifest, NotAnIndex, SegmentRecord, Settings
 from ..outputs.indexfolder import NewIndex, check_new_index, index_lock
-from ..stages._session import jvm_exit_code
+from ..stages._session import JVM_EXIT_WAIT, jvm_exit_code
 from .console import Console
 
 
@@ -43,7 +43,9 @@ def command(args: argparse.Namespace, console: Console) -> int:
         if interrupted_by(exc):
             console.error("interrupted; the index is as it was")
             return 130
-        failure = environment_failure(exc, args.out or args.index) or spark_died(exc, jvm_exit_code())
+        failure = environment_failure(exc, args.out or args.index) or spark_died(
+            exc, jvm_exit_code(JVM_EXIT_WAIT if jvm_ending(exc) else 0.0)
+        )
         if failure is None:
             raise
         console.error(

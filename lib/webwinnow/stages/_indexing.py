@@ -21,7 +21,7 @@ from ..index import layout
 from ..index.layout import Manifest, Settings
 from ..index.sortedfiles import DIRECTORY, BucketWriter, bucket_of, plan_reads, read_directory, read_matching
 from ._frames import read_table, spark_schema
-from ._session import default_parallelism, is_connect
+from ._session import cache_level, default_parallelism, is_connect
 from ._shared import Held, plan_bytes
 
 #: The documents as the index keeps them: every DOCUMENTS column of an ok document, with its stats.
@@ -97,7 +97,7 @@ def write_segment(
     """The run folder's documents as a new segment of the index (a new index when before is
     None); returns the manifest naming it, not yet written (the caller commits it)."""
     fp, df, docs = run_tables(spark, run)
-    df = df.persist()
+    df = df.persist(cache_level(spark))
     try:
         fingerprints = fp.count()
         hashes = df.count()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -46,6 +45,7 @@ from ..outputs.tables import (
 from . import StageContext, table_is_current
 from ._exclusions import exclusion_hashes
 from ._frames import arrow_batch_rows, read_documents, read_table, sorted_chunks, spark_schema
+from ._session import cache_level
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
 #: hashes below the cap in this partition (doc_b = -1, the count in `hash`).
@@ -308,7 +308,7 @@ def run(ctx: StageContext) -> dict:
             emitted.repartition("doc_a", "doc_b")
             .sortWithinPartitions("doc_a", "doc_b", "pos_a", "pos_b")
             .mapInArrow(pairs_of, spark_schema(PAIR_COUNTS))
-            .persist(StorageLevel.MEMORY_AND_DISK)
+            .persist(cache_level(spark))
         )
         try:
             fp_counts = (

@@ -49,7 +49,7 @@ from ..core.winnowing import units
 from ..outputs.tables import read_table_config, write_table
 from . import StageContext
 from ._frames import read_table, spark_schema, url_host
-from ._session import broadcast_rows
+from ._session import broadcast_rows, cache_level
 from ._shared import share
 from .candidates import SOURCE_BASES, boilerplate_hashes
 from .hash_freq import BROADCAST_ROWS
@@ -338,7 +338,7 @@ def run(ctx: StageContext) -> dict:
         def regrown(batches):
             yield from regrow_arrow(batches, cfg, min_passage, shared.value, shared_kgrams.value)
 
-        grown = regrow_in.repartition("doc_id").mapInArrow(regrown, spark_schema(GROWN_CUTS)).persist()
+        grown = regrow_in.repartition("doc_id").mapInArrow(regrown, spark_schema(GROWN_CUTS)).persist(cache_level(spark))
         cuts = cuts.join(capped.select("doc_id", "source"), ["doc_id", "source"], "left_anti").unionByName(
             grown.filter(F.col("start").isNotNull()).select(*cut_cols)
         )

@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pyarrow as pa
-from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -22,6 +21,7 @@ from ..outputs.tables import drop_staged, finish_table, staged, write_table
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_table, spark_schema
+from ._session import cache_level
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def run(ctx: StageContext) -> dict:
 
     docs = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
     rows = docs.mapInArrow(kernel, spark_schema(schemas.FINGERPRINT_ROWS))
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    rows = rows.persist(cache_level(spark))
     try:
         fingerprints = rows.filter(F.col("pos") >= 0).select("doc_id", "hash", "pos")
         stats = rows.filter(F.col("pos") < 0).select("doc_id", "norm_chars", "kgrams", "fingerprints")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -22,7 +21,7 @@ from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
 from ..outputs.tables import table_stats, write_arrow, write_table
 from . import StageContext
 from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
-from ._session import broadcast_rows
+from ._session import broadcast_rows, cache_level
 
 #: Broadcast a side of a join below this many rows (16–24 bytes a row): the other side, the
 #: fingerprints or the texts, then stays where it is.
@@ -107,7 +106,7 @@ def run(ctx: StageContext) -> dict:
         .repartition("hash")
         .sortWithinPartitions("hash", "doc_id", "pos")
         .mapInArrow(counted_arrow, spark_schema(COUNTED))
-        .persist(StorageLevel.MEMORY_AND_DISK)
+        .persist(cache_level(spark))
     )
     try:
         with arrow_batch_rows(spark):  # fingerprint-sized rows; the texts below keep the default

@@ -22,7 +22,6 @@ and the later stages read the indexed documents beside the new ones.
 
 from __future__ import annotations
 
-from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -31,6 +30,7 @@ from ..analysis.boilerplate import auto_max_df
 from ..outputs.tables import write_table
 from . import StageContext, _indexing
 from ._frames import read_table, spark_schema
+from ._session import cache_level
 from .candidates import ok_documents
 from .fingerprint import fingerprint_arrow
 
@@ -47,7 +47,7 @@ def run(ctx: StageContext) -> dict:
     reads: dict = {}  # what each lookup read of the index
     second: dict = {}
     try:
-        query = new.groupBy("hash").agg(F.countDistinct("doc_id").alias("query_docs")).persist(StorageLevel.MEMORY_AND_DISK)
+        query = new.groupBy("hash").agg(F.countDistinct("doc_id").alias("query_docs")).persist(cache_level(spark))
         held.append(query)
         in_index = (
             _indexing.lookup_keys(spark, idx, manifest, "hash_df", query.select("hash"), reads=reads)
@@ -58,7 +58,7 @@ def run(ctx: StageContext) -> dict:
             query.join(in_index, "hash", "left")
             .fillna(0, subset=["index_docs"])
             .withColumn("docs", F.col("index_docs") + F.col("query_docs"))
-            .persist(StorageLevel.MEMORY_AND_DISK)
+            .persist(cache_level(spark))
         )
         held.append(freq)
         shared = freq.filter((F.col("index_docs") > 0) & (F.col("docs") <= max_df)).select("hash")
@@ -68,7 +68,7 @@ def run(ctx: StageContext) -> dict:
             .distinct()
         )
         found = _indexing.lookup_keys(spark, idx, manifest, "documents", matched, reads=reads).persist(
-            StorageLevel.MEMORY_AND_DISK
+            cache_level(spark)
         )  # two tables from one read of the texts
         held.append(found)
         meta = {

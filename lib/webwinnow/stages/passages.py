@@ -34,7 +34,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -59,7 +58,7 @@ from ..outputs.tables import (
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, spark_schema
-from ._session import broadcast_rows
+from ._session import broadcast_rows, cache_level
 from ._shared import share
 from ._windows import (
     KGRAM_SLICE_BYTES,
@@ -397,7 +396,7 @@ def run(ctx: StageContext) -> dict:
     seeds = read_table(spark, out, "pair_seeds").join(sources, ["doc_a", "doc_b"])
     held = [shared, shared_template]  # unpersisted when the stage is done, like the frames
     try:
-        settled = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(StorageLevel.MEMORY_AND_DISK)
+        settled = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(cache_level(spark))
         held.append(settled)
         redo = settled.filter(F.col("redo")).select("doc_a", "doc_b")
         redone = redo.count()
@@ -408,7 +407,7 @@ def run(ctx: StageContext) -> dict:
             few = redone <= broadcast_rows(spark, 16, BROADCAST_ROWS)
             again = seeds.join(F.broadcast(redo) if few else redo, ["doc_a", "doc_b"], "left_semi")
             copied = copied.unionByName(grown_from(again, redone, whole=True).filter(~F.col("redo")).drop("redo"))
-        judged = judge_pairs(spark, out, copied).persist(StorageLevel.MEMORY_AND_DISK)
+        judged = judge_pairs(spark, out, copied).persist(cache_level(spark))
         held.append(judged)
         content = F.col("longest_content") >= min_content(cfg)
         write_table(judged.filter(content).select(*schemas.PAIRS.names), out, "pairs", cfg, "passages")
