@@ -34,6 +34,8 @@ class StagePeaks:
     order: list[str] = field(default_factory=list)
     #: CPU-seconds per stage and role (driver, jvm, workers)
     cpu: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: the command's exit status
+    code: int = 0
 
     def charge(self, stage: str, role: str, seconds: float) -> None:
         cell = self.cpu.setdefault(stage, {r: 0.0 for r in ROLES})
@@ -143,8 +145,11 @@ def _sample(root: int, state: dict, peaks: StagePeaks) -> None:
     peaks.add(stage, "worker_max", worker_max)
 
 
-def run_monitored(cmd: list[str], interval: float = 0.2, env: dict | None = None) -> tuple[float, StagePeaks, str]:
-    """Run cmd (a `webwinnow run` without -q); return wall seconds, stage peaks and its stderr."""
+def run_monitored(
+    cmd: list[str], interval: float = 0.2, env: dict | None = None, check: bool = True
+) -> tuple[float, StagePeaks, str]:
+    """Run cmd (a `webwinnow run` without -q); return wall seconds, stage peaks and its stderr.
+    A failed command raises SystemExit with its last lines, unless check is false."""
     peaks = StagePeaks()
     state: dict = {"stage": "setup"}
     started = time.perf_counter()
@@ -170,7 +175,8 @@ def run_monitored(cmd: list[str], interval: float = 0.2, env: dict | None = None
     wall = time.perf_counter() - started
     done.set()
     thread.join()
-    if code != 0:
+    peaks.code = code
+    if code != 0 and check:
         raise SystemExit(f"# {' '.join(cmd)} failed ({code}):\n" + "".join(lines[-20:]))
     return wall, peaks, "".join(lines)
 
@@ -207,7 +213,11 @@ def html_mb(out: str) -> float:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    return (pc.sum(pq.read_table(os.path.join(out, "documents"), columns=["html_bytes"])["html_bytes"]).as_py() or 0) / 1e6
+    for folder in (out, out + ".incomplete"):  # a failed run leaves its finished tables beside OUT
+        if os.path.isdir(os.path.join(folder, "documents")):
+            table = pq.read_table(os.path.join(folder, "documents"), columns=["html_bytes"])
+            return (pc.sum(table["html_bytes"]).as_py() or 0) / 1e6
+    return 0.0
 
 
 def main() -> int:
@@ -217,15 +227,17 @@ def main() -> int:
     cmd = sys.argv[1:]
     if "--out" not in cmd:
         raise SystemExit("usage: stage_monitor.py webwinnow run INPUT... --out OUT [options]")
-    wall, peaks, _ = run_monitored(cmd)
+    wall, peaks, log = run_monitored(cmd, check=False)
     mb = html_mb(cmd[cmd.index("--out") + 1])
+    if peaks.code:  # what it measured until then still counts
+        print(f"# {' '.join(cmd)} failed ({peaks.code}):\n" + "".join(log.splitlines(keepends=True)[-20:]))
     print(
         f"# {wall:.1f} s wall; peak PSS MiB: driver {peaks.overall('driver'):.0f}, JVM {peaks.overall('jvm'):.0f}, "
         f"workers {peaks.overall('workers'):.0f}"
     )
     print_cpu(peaks, mb)
     print_peaks(peaks)
-    return 0
+    return peaks.code
 
 
 if __name__ == "__main__":
