@@ -5,8 +5,8 @@
 The crawl is DIR/shards: shards of the sample generator, each with its own seed and site tag
 (`webwinnow sample --pages P --seed 9000+i --site-tag bI`); 220 shards of 6,000 pages are
 5.67 GB of gzipped WARC, 10.3 times a 512 MiB heap (the least Spark starts with). The low run
-is measured by the stage monitor (CPU-seconds per stage: driver, JVM, workers; peak memory);
-the high run only gives the tables to compare (bench/compare_outputs.py, by row hashes for the
+and the high run are both measured by the stage monitor (CPU-seconds per stage: driver, JVM,
+workers; peak memory), and their tables compared (bench/compare_outputs.py, by row hashes for the
 big tables). A run that fails is resumed once with --resume (after a fix, say), and what the
 monitor measured of each attempt is printed. --together runs the two side by side (each then
 takes about twice as long; CPU-seconds stay comparable). Takes hours on 2 cores: not part of
@@ -69,7 +69,9 @@ def settings(folder: Path, name: str, memory: str) -> Path:
 def run(manifest: Path, out: Path, conf: Path, monitored: bool) -> list[tuple[float, stage_monitor.StagePeaks | None, int]]:
     """The run, resumed once if it fails: per attempt (wall seconds, what the monitor measured, exit status)."""
     attempts = []
-    for resume in ([], ["--resume"]):
+    # a folder left by an earlier, stopped invocation of this bench is resumed, not redone
+    tries = ([], ["--resume"]) if not Path(f"{out}.incomplete").exists() else (["--resume"], ["--resume"])
+    for resume in tries:
         argv = [
             WEBWINNOW,
             "run",
@@ -112,7 +114,7 @@ def main() -> int:
         f"# crawl: {args.shards} shards, {crawl / 1e9:.2f} GB of WARC, {crawl / heap:.1f} times the {args.low} heap", flush=True
     )
     low, high = args.dir / "out-low", args.dir / "out-high"
-    jobs = [(low, settings(args.dir, "low", args.low), True), (high, settings(args.dir, "high", args.high), False)]
+    jobs = [(low, settings(args.dir, "low", args.low), True), (high, settings(args.dir, "high", args.high), True)]
     with ThreadPoolExecutor(max_workers=2 if args.together else 1) as pool:
         results = list(pool.map(lambda job: run(manifest, *job), jobs))
     for (out, _, _), attempts in zip(jobs, results, strict=True):
