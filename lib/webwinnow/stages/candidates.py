@@ -9,9 +9,10 @@ completeness.
 
 Two shuffles, no self-join: the fingerprints by hash (Spark sorts each partition by hash,
 document, position, and a Numba kernel pairs the rows of every hash's run: see
-webwinnow.analysis.pairing), then the seeds by pair (a kernel counts each pair's distinct
-hashes and lists its seeds). The automatic cap reuses the document frequencies hash_freq
-counted when that table is current. Memory: a Python worker holds one sorted chunk of about
+webwinnow.analysis.pairing), then the seeds by pair (Spark sorts each partition on a hash of
+the pair, numpy each chunk of whole pairs by pair and positions: _frames.sort_runs; a kernel
+counts each pair's distinct hashes and lists its seeds). The automatic cap reuses the document
+frequencies hash_freq counted when that table is current. Memory: a Python worker holds one sorted chunk of about
 CHUNK_ROWS rows plus the seeds of one chunk; Spark's sorts spill to disk.
 
 The pair tasks write `pair_seeds` themselves (outputs.parts): its lists of seeds never become
@@ -44,7 +45,7 @@ from ..outputs.tables import (
 )
 from . import StageContext, table_is_current
 from ._exclusions import exclusion_hashes
-from ._frames import arrow_batch_rows, read_documents, read_table, sorted_chunks, spark_schema
+from ._frames import RUN_KEY, arrow_batch_rows, read_documents, read_table, sort_runs, sorted_chunks, spark_schema
 from ._session import cache_level
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
@@ -166,10 +167,10 @@ def is_check(out: str) -> bool:
 
 
 def pair_arrow(batches, min_shared: int):
-    """PAIR_ROWS for (doc_a, doc_b, pos_a, pos_b)-sorted seed batches of one pair partition; a
+    """PAIR_ROWS for seed batches of one pair partition sorted by sort_runs on (doc_a, doc_b); a
     document's count rows (doc_b = -1, the count in `hash`) pass as rows with doc_b = -1, their
     count in `shared` and no seeds."""
-    for chunk in sorted_chunks(batches, ["doc_a", "doc_b"]):
+    for chunk in sorted_chunks(batches, [RUN_KEY], order=("doc_a", "doc_b", "pos_a", "pos_b")):
         counted = pc.less(chunk.column("doc_b"), 0)
         if pc.any(counted).as_py():
             counts = chunk.filter(counted)
@@ -303,10 +304,11 @@ def run(ctx: StageContext) -> dict:
     with arrow_batch_rows(spark):
         # The seeds and each document's count of hashes below the cap (doc_b = -1) take one
         # shuffle to the pair tasks, which pass the counts on: the seed rows are never cached.
+        # Fingerprint hashes rarely tie, so Spark's sort settles nearly every comparison on the
+        # first key's prefix; a pair's seeds all tie on (doc_a, doc_b): they are sorted by sort_runs.
         emitted = fp.repartition("hash").sortWithinPartitions(*order).mapInArrow(seeds_of, spark_schema(SEED_ROWS))
         grouped = (
-            emitted.repartition("doc_a", "doc_b")
-            .sortWithinPartitions("doc_a", "doc_b", "pos_a", "pos_b")
+            sort_runs(emitted.repartition("doc_a", "doc_b"), ["doc_a", "doc_b"])
             .mapInArrow(pairs_of, spark_schema(PAIR_COUNTS))
             .persist(cache_level(spark))
         )
