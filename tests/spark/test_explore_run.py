@@ -115,6 +115,23 @@ def test_the_report_links_every_figure_it_drew(sample_run):
     assert 'href="figures.html"' in (report / "index.html").read_text()
 
 
+def test_the_clusters_page_collects_a_clusters_first_members_and_its_source_only(sample_run, spark_session):
+    """A cluster of a crawl's exact duplicates can hold millions of pages: the report collects its
+    first members by doc_id and its source document's URL, never the whole cluster."""
+    from webwinnow.stages.report import _run_pages
+
+    clusters = RunOutput(sample_run).frame("clusters")
+    assert len(clusters), "the sample has clusters"
+    pages = _run_pages(spark_session, str(sample_run), members_shown=1)
+    urls = RunOutput(sample_run).urls(clusters["doc_id"].tolist())
+    assert pages.clusters
+    for view in pages.clusters:
+        members = clusters[clusters.cluster_id == view.cluster_id]
+        first = int(members.doc_id.min())
+        assert [doc for doc, _ in view.members] == [first]
+        assert view.source_url == urls[int(members.source_doc.iloc[0])]
+
+
 def test_no_notebook_defines_its_own_logic():
     """The notebooks call webwinnow.explore: a def or class in a cell is logic that rots untested."""
     import nbformat

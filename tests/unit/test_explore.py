@@ -4,6 +4,7 @@ from document frequencies, the fit's residuals, robust against standard winnowin
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -96,3 +97,85 @@ def test_robust_winnowing_keeps_low_entropy_text_sparse():
     # a single repeated character: every shift has a new rightmost minimum for standard winnowing
     assert frame.loc["one letter repeated"].standard_density > 0.95
     assert frame.loc["two letters alternating"].standard_density > 0.45
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(-(2**63), 2**63 - 1), st.booleans()), max_size=120, unique_by=lambda r: r[0]),
+    st.integers(1, 40),
+    st.integers(1, 30),
+    st.booleans(),
+)
+def test_a_sample_is_read_one_row_group_at_a_time_with_the_rows_a_whole_read_gives(tmp_path_factory, rows, n, group, stats):
+    """smallest_doc_ids and read_doc_rows, which skip row groups by their doc_id statistics, give
+    what reading the whole table and filtering it gives: the n smallest ok ids, and every row of
+    the ids asked for (with or without statistics in the files)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from webwinnow.outputs.tables import read_doc_rows, smallest_doc_ids
+
+    out = tmp_path_factory.mktemp("run")
+    (out / "documents").mkdir()
+    table = pa.table(
+        {
+            "doc_id": pa.array([d for d, _ in rows], pa.int64()),
+            "status": ["ok" if ok else "failed" for _, ok in rows],
+            "text": [f"text of {d}" for d, _ in rows],
+        }
+    )
+    half = len(rows) // 2  # two files, several row groups each
+    for i, part in enumerate((table.slice(0, half), table.slice(half))):
+        pq.write_table(part, out / "documents" / f"part-{i}.parquet", row_group_size=group, write_statistics=stats)
+    ok = sorted(d for d, good in rows if good)
+    assert smallest_doc_ids(str(out), n).tolist() == ok[:n]
+    asked = [d for d, _ in rows][::3] + [12345]  # and one id no row has
+    got = [r for t in read_doc_rows(str(out), "documents", asked, ["text"]) for r in t.to_pylist()]
+    assert sorted((r["doc_id"], r["text"]) for r in got) == sorted((d, f"text of {d}") for d, _ in rows if d in set(asked))
+    assert all(set(r) == {"doc_id", "text"} for r in got)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), st.integers(1, 400)), max_size=150, unique_by=lambda r: r[:2]
+    ),
+    st.integers(1, 20),
+    st.integers(1, 30),
+)
+def test_the_figures_summaries_of_pairs_and_passages_do_not_depend_on_how_the_rows_are_grouped(
+    tmp_path_factory, rows, group, cap
+):
+    """passage_length_counts counts every passage once; pair_sample keeps every pair when they are
+    few, and beyond max_pairs the same pairs whatever the row groups (the smallest keys)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from webwinnow.explore import RunOutput, pair_sample, passage_length_counts
+
+    samples = []
+    for size in (group, 1000):
+        out = tmp_path_factory.mktemp("run")
+        for name in ("pairs", "passages", "documents"):
+            (out / name).mkdir()
+        pairs = pa.table(
+            {
+                "doc_a": pa.array([a for a, _, _ in rows], pa.int64()),
+                "doc_b": pa.array([b for _, b, _ in rows], pa.int64()),
+                "resemblance": [n / 400 for *_, n in rows],
+                "containment_a": [0.5] * len(rows),
+                "containment_b": [1.0] * len(rows),
+            }
+        )
+        pq.write_table(pairs, out / "pairs" / "part-0.parquet", row_group_size=size)
+        lengths = pa.table({"length": pa.array([n for *_, n in rows], pa.int32())})
+        pq.write_table(lengths, out / "passages" / "part-0.parquet", row_group_size=size)
+        run = RunOutput(str(out), tables_in=str(out))
+        values, counts = passage_length_counts(run)
+        assert dict(zip(values.tolist(), counts.tolist(), strict=True)) == dict(Counter(n for *_, n in rows))
+        every, total = pair_sample(run, max_pairs=len(rows) + 1)
+        assert total == len(rows) and sorted(every["resemblance"]) == sorted(n / 400 for *_, n in rows)
+        some, total = pair_sample(run, max_pairs=cap)
+        assert total == len(rows) and len(some) == min(cap, len(rows))
+        samples.append(some["resemblance"].tolist())
+    assert samples[0] == samples[1]

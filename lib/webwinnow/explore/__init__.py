@@ -15,7 +15,16 @@ The logic behind the notebooks in notebooks/ and the report's figures page:
 """
 
 from ..crawl.hosts import host_of
-from .copies import cluster_table, escaped_html, pair_passages, passage_lengths, side_by_side_html, top_pairs
+from .copies import (
+    cluster_table,
+    escaped_html,
+    pair_passages,
+    pair_sample,
+    passage_length_counts,
+    passage_lengths,
+    side_by_side_html,
+    top_pairs,
+)
 from .density import density_by_w, paper_frame, paper_table, robust_vs_standard
 from .frequencies import (
     Curve,
@@ -50,6 +59,8 @@ __all__ = [
     "top_pairs",
     "cluster_table",
     "passage_lengths",
+    "passage_length_counts",
+    "pair_sample",
     "pair_passages",
     "side_by_side_html",
     "escaped_html",

@@ -47,6 +47,45 @@ def passage_lengths(run: RunOutput) -> np.ndarray:
     return run.table("passages", ["length"]).column(0).to_numpy()
 
 
+def passage_length_counts(run: RunOutput) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct passage lengths, passages of each), read one row group at a time: as many
+    values as there are distinct lengths, however many passages the crawl has."""
+    from ..outputs.tables import read_row_groups
+
+    counts: dict[int, int] = {}
+    for part in read_row_groups(run.folder, "passages", ["length"]):
+        values, n = np.unique(part.column(0).to_numpy(), return_counts=True)
+        for v, c in zip(values.tolist(), n.tolist(), strict=True):
+            counts[v] = counts.get(v, 0) + c
+    lengths = np.array(sorted(counts), np.int64)
+    return lengths, np.array([counts[v] for v in lengths.tolist()], np.int64)
+
+
+def pair_sample(run: RunOutput, max_pairs: int = 100_000):
+    """(resemblance, containment_a, containment_b of up to max_pairs pairs, the pairs in all): all
+    of them when they are few, else the pairs of smallest hash of (doc_a, doc_b), a deterministic
+    sample kept one row group at a time."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from ..outputs.tables import read_row_groups
+
+    columns = ["resemblance", "containment_a", "containment_b"]
+    kept: pa.Table | None = None
+    total = 0
+    for part in read_row_groups(run.folder, "pairs", ["doc_a", "doc_b", *columns]):
+        total += part.num_rows
+        a, b = (part.column(c).to_numpy().astype(np.uint64) for c in ("doc_a", "doc_b"))
+        key = (a * np.uint64(0x9E3779B97F4A7C15)) ^ (b * np.uint64(0xC2B2AE3D27D4EB4F))  # wraps: a mix, not a sum
+        part = part.select(columns).append_column("_key", pa.array(key))
+        kept = part if kept is None else pa.concat_tables([kept, part])
+        if kept.num_rows > 2 * max_pairs:
+            kept = kept.sort_by("_key").slice(0, max_pairs)
+    if kept is None:
+        return pd.DataFrame(columns=columns), 0
+    return kept.sort_by("_key").slice(0, max_pairs).select(columns).to_pandas(), total
+
+
 @dataclass(frozen=True)
 class Passage:
     length: int  # normalized characters

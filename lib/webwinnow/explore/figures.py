@@ -231,8 +231,9 @@ def robust_figure(frame, w: int):
     return fig
 
 
-def pairs_scatter_figure(pairs):
-    """Each pair's larger containment against its resemblance."""
+def pairs_scatter_figure(pairs, total: int | None = None):
+    """Each pair's larger containment against its resemblance (total: the pairs in all, when
+    `pairs` is a sample of them)."""
     fig, (ax,) = _figure(6.5, 5.5)
     if pairs.empty:
         _empty(ax, "no pairs")
@@ -244,28 +245,31 @@ def pairs_scatter_figure(pairs):
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("resemblance (shared / union)")
     ax.set_ylabel("containment of the smaller document (shared / its own)")
-    ax.set_title(f"{len(pairs):,} pairs: copies inside longer pages sit high and to the left")
+    shown = f"{len(pairs):,} of {total:,} pairs" if total and total > len(pairs) else f"{len(pairs):,} pairs"
+    ax.set_title(f"{shown}: copies inside longer pages sit high and to the left")
     ax.grid(True, color="#eeeeee")
     fig.tight_layout()
     return fig
 
 
-def passage_lengths_figure(lengths: np.ndarray, k: int, t: int):
-    """How long the copied passages are, against the guarantee threshold t."""
+def passage_lengths_figure(lengths: np.ndarray, k: int, t: int, counts: np.ndarray | None = None):
+    """How long the copied passages are, against the guarantee threshold t (counts: passages of
+    each of the lengths, when they are distinct lengths rather than one per passage)."""
     fig, (ax,) = _figure()
     if not len(lengths):
         _empty(ax, "no passages")
         return fig
+    weights = np.ones(len(lengths), np.int64) if counts is None else np.asarray(counts)
     lo, hi = max(1, int(lengths.min())), max(int(lengths.max()), t + 1)
     bins = np.geomspace(lo, hi * 1.01, 40)
-    ax.hist(lengths, bins=bins, color=BLUE, alpha=0.85)
+    ax.hist(lengths, bins=bins, weights=weights, color=BLUE, alpha=0.85)
     ax.axvline(k, color=GREY, linestyle=":", label=f"k = {k}: nothing shorter matches")
     ax.axvline(t, color=RED, linestyle="--", label=f"t = w + k − 1 = {t}: always found")
     ax.set_xscale("log")
     ax.set_xlabel("copied passage (normalized characters)")
     ax.set_ylabel("passages")
-    share = float((lengths >= t).mean())
-    ax.set_title(f"{len(lengths):,} copied passages, {100 * share:.0f}% at least t long")
+    share = float(weights[lengths >= t].sum() / weights.sum())
+    ax.set_title(f"{int(weights.sum()):,} copied passages, {100 * share:.0f}% at least t long")
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -347,10 +351,17 @@ def _sweep(run: RunOutput, max_docs: int | None):
 
 
 def _passages(run: RunOutput, max_docs: int | None):
-    from .copies import passage_lengths
+    from .copies import passage_length_counts
 
     made = run.winnow
-    return passage_lengths_figure(passage_lengths(run), made["k"], made["t"])
+    lengths, counts = passage_length_counts(run)
+    return passage_lengths_figure(lengths, made["k"], made["t"], counts)
+
+
+def _scatter(run: RunOutput, max_docs: int | None):
+    from .copies import pair_sample
+
+    return pairs_scatter_figure(*pair_sample(run))
 
 
 FIGURES = (
@@ -403,9 +414,10 @@ FIGURES = (
     FigureSpec(
         "pairs_scatter.png",
         "Containment against resemblance",
-        "Every reported pair: how much of the smaller document is in the other, against their overlap.",
+        "Every reported pair (a sample of 100,000 beyond that): how much of the smaller document is in the "
+        "other, against their overlap.",
         "pairs_explorer.ipynb",
-        lambda run, n: pairs_scatter_figure(run.frame("pairs")),
+        _scatter,
     ),
     FigureSpec(
         "passage_lengths.png",

@@ -243,7 +243,7 @@ def max_df_sweep(
         sample = None
     else:
         ids = run.sample_doc_ids(max_docs)
-        fp = run.table("fingerprints", ["hash", "doc_id"], [("doc_id", "in", ids.tolist())])
+        fp = run.doc_rows("fingerprints", ids, ["hash"])
         sample = len(ids)
     chosen = pstats.get("max_df")
     chosen = int(chosen) if chosen is not None else None

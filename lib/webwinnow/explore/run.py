@@ -116,24 +116,50 @@ class RunOutput:
         """The ids of up to max_docs ok documents, sorted (all when max_docs is None).
 
         Document ids are hashes of where a record is, so the smallest ones are a deterministic
-        sample spread over the whole crawl, and the same from one call to the next.
+        sample spread over the whole crawl, and the same from one call to the next. They are found
+        one row group at a time: the memory is the sample's, whatever the crawl's size.
         """
         if max_docs is not None and max_docs < 1:
             raise ValueError(f"max_docs must be at least 1, got {max_docs}")
-        ids = np.sort(self.table("documents", ["doc_id"], [("status", "=", "ok")]).column(0).to_numpy())
-        return ids if max_docs is None else ids[:max_docs]
+        if max_docs is None:
+            return np.sort(self.table("documents", ["doc_id"], [("status", "=", "ok")]).column(0).to_numpy())
+        from ..outputs.tables import smallest_doc_ids
+
+        return smallest_doc_ids(self.folder, max_docs)
+
+    def doc_rows(self, name: str, doc_ids, columns: list[str]) -> pa.Table:
+        """The rows of a table (documents, fingerprints) of the given documents, reading only the
+        row groups that hold them (a sample costs its row groups, not the table's columns whole)."""
+        from ..outputs.tables import read_doc_rows
+        from ..schemas import TABLE_SCHEMAS
+
+        parts = list(read_doc_rows(self.folder, name, doc_ids, columns))
+        if parts:
+            return pa.concat_tables(parts)
+        return TABLE_SCHEMAS[name].empty_table().select(["doc_id", *(c for c in columns if c != "doc_id")])
 
     def texts(self, doc_ids: np.ndarray | None = None, batch: int = 512) -> Iterator[tuple[np.ndarray, list[str]]]:
-        """(doc_ids, texts) of ok documents in doc_id order, in batches; only those of doc_ids when given."""
+        """(doc_ids, texts) of ok documents in batches: those of doc_ids in doc_id order when given
+        (read in one pass over the row groups that hold them), else every ok document in the
+        table's order, one row group at a time."""
         if doc_ids is None:
-            doc_ids = self.sample_doc_ids(None)
-        doc_ids = np.sort(np.asarray(doc_ids, np.int64))
-        for lo in range(0, len(doc_ids), batch):
-            ids = doc_ids[lo : lo + batch]
-            got = self.table("documents", ["doc_id", "text"], [("doc_id", "in", ids.tolist())])
-            order = np.argsort(got.column("doc_id").to_numpy(), kind="stable")
-            texts = got.column("text").to_pylist()
-            yield got.column("doc_id").to_numpy()[order], [texts[i] or "" for i in order]
+            import pyarrow.compute as pc
+            import pyarrow.parquet as pq
+
+            from ..outputs.tables import parquet_files
+
+            for name in parquet_files(self.folder, "documents"):
+                with storage.open_input(name) as fh:
+                    for got in pq.ParquetFile(fh).iter_batches(batch_size=batch, columns=["doc_id", "text", "status"]):
+                        got = got.filter(pc.equal(got.column("status"), "ok"))
+                        if got.num_rows:
+                            yield got.column("doc_id").to_numpy(), [t or "" for t in got.column("text").to_pylist()]
+            return
+        got = self.doc_rows("documents", doc_ids, ["text"])
+        order = np.argsort(got.column("doc_id").to_numpy(), kind="stable")
+        ids, texts = got.column("doc_id").to_numpy()[order], got.column("text").take(pa.array(order))
+        for lo in range(0, len(ids), batch):
+            yield ids[lo : lo + batch], [t or "" for t in texts.slice(lo, batch).to_pylist()]
 
     def sample_kgrams(self, max_docs: int | None) -> list[tuple[int, np.ndarray]]:
         """(doc_id, k-gram hashes with the run's k) of each document of sample_doc_ids(max_docs)
@@ -144,7 +170,8 @@ class RunOutput:
         if key not in self._kgrams:
             k, unit, lexer = self.winnow["k"], self.winnow.get("unit", "char"), self.winnow.get("lexer", "c")
             found = []
-            for ids, texts in self.texts(self.sample_doc_ids(max_docs)):
+            # all documents: streamed in the table's order rather than gathered by id
+            for ids, texts in self.texts(None if max_docs is None else self.sample_doc_ids(max_docs)):
                 for doc_id, text in zip(ids.tolist(), texts, strict=True):
                     hashes, _ = kgram_hashes(text, k, unit, lexer)
                     if hashes.size:
@@ -153,8 +180,5 @@ class RunOutput:
         return self._kgrams[key]
 
     def urls(self, doc_ids) -> dict[int, str | None]:
-        ids = [int(d) for d in doc_ids]
-        got = self.table("documents", ["doc_id", "url"], [("doc_id", "in", ids)]) if ids else None
-        if got is None:
-            return {}
+        got = self.doc_rows("documents", np.asarray([int(d) for d in doc_ids], np.int64), ["url"])
         return dict(zip(got.column("doc_id").to_pylist(), got.column("url").to_pylist(), strict=True))

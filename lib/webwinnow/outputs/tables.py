@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -261,3 +261,61 @@ def row_count(out: str | Path, table: str) -> int:
         with storage.open_input(f) as fh:
             total += pq.ParquetFile(fh).metadata.num_rows
     return total
+
+
+def _row_groups(out: str | Path, table: str, stats: bool = True):
+    """(ParquetFile, row group index, its doc_id statistics or None) over the table's files in order."""
+    import pyarrow.parquet as pq
+
+    for name in parquet_files(out, table):
+        with storage.open_input(name) as fh:
+            pf = pq.ParquetFile(fh)
+            at = pf.schema_arrow.get_field_index("doc_id") if stats else -1
+            for i in range(pf.metadata.num_row_groups):
+                got = pf.metadata.row_group(i).column(at).statistics if at >= 0 else None
+                yield pf, i, (got.min, got.max) if got is not None and got.has_min_max else None
+
+
+def read_row_groups(out: str | Path, table: str, columns: list[str]) -> Iterator[Any]:
+    """The table's columns, one row group (an Arrow table) at a time: for a summary of a table
+    that may be larger than the driver's memory."""
+    for pf, i, _ in _row_groups(out, table, stats=False):
+        yield pf.read_row_group(i, columns=columns)
+
+
+def smallest_doc_ids(out: str | Path, n: int, table: str = "documents") -> Any:
+    """The n smallest doc_ids of the table's ok rows, sorted: read one row group at a time and
+    skipped by its statistics once n are held, so the memory is n ids, never the crawl's."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    held = np.zeros(0, np.int64)
+    for pf, i, bounds in _row_groups(out, table):
+        if len(held) >= n and bounds is not None and bounds[0] > held[n - 1]:
+            continue
+        got = pf.read_row_group(i, columns=["doc_id", "status"])
+        ids = got.column("doc_id").filter(pc.equal(got.column("status"), "ok")).to_numpy()
+        held = np.sort(np.concatenate([held, ids]))[:n]
+    return held
+
+
+def read_doc_rows(out: str | Path, table: str, doc_ids: Any, columns: list[str]) -> Iterator[Any]:
+    """The rows of a table whose doc_id is in doc_ids, as one Arrow table per row group that holds
+    any: a row group's other columns are read only when its doc_ids (or their statistics) admit
+    one, so a sample of documents costs the row groups it lives in and a row group's memory, where
+    a pyarrow dataset filter reads every row group of every column asked for."""
+    import numpy as np
+    import pyarrow as pa
+
+    wanted = np.unique(np.asarray(doc_ids, np.int64))
+    if not wanted.size:
+        return
+    for pf, i, bounds in _row_groups(out, table):
+        if bounds is not None:
+            lo, hi = np.searchsorted(wanted, bounds[0]), np.searchsorted(wanted, bounds[1], side="right")
+            if lo == hi:
+                continue
+        ids = pf.read_row_group(i, columns=["doc_id"]).column(0).to_numpy()
+        hit = np.isin(ids, wanted)
+        if hit.any():
+            yield pf.read_row_group(i, columns=["doc_id", *(c for c in columns if c != "doc_id")]).filter(pa.array(hit))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pyspark.sql import SparkSession
+from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
 from ..config import RunConfig
@@ -98,7 +98,9 @@ def _top_pairs(spark: SparkSession, out: str, limit: int, cross_host: bool = Fal
     return top, total
 
 
-def _run_pages(spark: SparkSession, out: str, clusters_shown: int = 50, trimmed_shown: int = 50) -> RunPages:
+def _run_pages(
+    spark: SparkSession, out: str, clusters_shown: int = 50, members_shown: int = 20, trimmed_shown: int = 50
+) -> RunPages:
     """The clusters, failed files and dedup pages' content."""
     ledger = read_table(spark, out, "ledger")
     failed = [
@@ -125,15 +127,20 @@ def _run_pages(spark: SparkSession, out: str, clusters_shown: int = 50, trimmed_
         .orderBy(F.desc("size"), "cluster_id")
         .limit(clusters_shown)
     )
+    # a cluster's first members_shown by doc_id and its source: a cluster of a crawl's exact
+    # duplicates can hold millions of documents, and the page shows a few
     members = (
         clusters.join(F.broadcast(biggest.select("cluster_id")), "cluster_id")
+        .withColumn("_n", F.row_number().over(Window.partitionBy("cluster_id").orderBy("doc_id")))
+        .filter((F.col("_n") <= members_shown) | (F.col("doc_id") == F.col("source_doc")))
         .join(read_documents(spark, out).select("doc_id", "url"), "doc_id")
         .collect()
     )
     urls = {m["doc_id"]: m["url"] for m in members}
     by_cluster: dict[int, list] = defaultdict(list)
     for m in sorted(members, key=lambda m: m["doc_id"]):
-        by_cluster[m["cluster_id"]].append((m["doc_id"], m["url"]))
+        if m["_n"] <= members_shown:
+            by_cluster[m["cluster_id"]].append((m["doc_id"], m["url"]))
     views = tuple(
         ClusterView(
             c["cluster_id"],
@@ -141,7 +148,7 @@ def _run_pages(spark: SparkSession, out: str, clusters_shown: int = 50, trimmed_
             c["identical"],
             c["source_doc"],
             urls.get(c["source_doc"]),
-            tuple(by_cluster[c["cluster_id"]][:20]),
+            tuple(by_cluster[c["cluster_id"]]),
         )
         for c in biggest.collect()
     )
