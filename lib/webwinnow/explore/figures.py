@@ -246,7 +246,7 @@ def pairs_scatter_figure(pairs, total: int | None = None):
     ax.set_xlabel("resemblance (shared / union)")
     ax.set_ylabel("containment of the smaller document (shared / its own)")
     shown = f"{len(pairs):,} of {total:,} pairs" if total and total > len(pairs) else f"{len(pairs):,} pairs"
-    ax.set_title(f"{shown}: copies inside longer pages sit high and to the left")
+    ax.set_title(f"{shown}\ncopies inside longer pages sit high and to the left", fontsize=10)
     ax.grid(True, color="#eeeeee")
     fig.tight_layout()
     return fig
