@@ -80,6 +80,7 @@ def _expected(text, requests, cfg, boilerplate, template):
                 "side": request["side"],
                 "start": int(start[r]),
                 "open": int(opened[r]),
+                "norm": len(starts),  # the whole page's units: doc_stats.norm_chars
                 "text": text[start[r] : end[r]],
                 "fp_pos": [int(positions[i]) for i in inside],
                 "fp_boilerplate": [bool(flags[i]) for i in inside],

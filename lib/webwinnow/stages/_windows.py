@@ -34,6 +34,8 @@ WINDOWS = pa.schema(
         ("side", pa.int32()),
         ("start", pa.int64()),
         ("open", pa.int32()),
+        # the whole page's normalized units (doc_stats.norm_chars): its pairs' content shares
+        ("norm", pa.int64()),
         ("text", pa.string()),
         ("fp_pos", pa.list_(pa.int64())),
         ("fp_boilerplate", pa.list_(pa.bool_())),
@@ -48,7 +50,8 @@ WINDOWS = pa.schema(
         ("tok_end", pa.list_(pa.int32())),
     ]
 )
-#: WINDOWS' list columns: null in the rows that carry a whole document or a pair's seeds.
+#: WINDOWS' values and list columns: null in the rows that carry a whole document or a pair's seeds.
+WINDOW_VALUES = ("start", "open", "norm")
 WINDOW_LISTS = ("fp_pos", "fp_boilerplate", "tpl_lo", "tpl_hi", "tok_code", "tok_start", "tok_end")
 #: Window text per output batch of the window pass. Memory, not speed: a batch is copied on its
 #: way to the JVM, and its rows wait in the shuffle.
@@ -61,9 +64,12 @@ TEXT_SLICE_BYTES = 16 << 20
 
 def margin(cfg: RunConfig) -> int:
     """Normalized characters sent beyond a pair's outermost seeds: spans grow past them through
-    text without shared fingerprints below the cap (boilerplate, or a k-gram's tail). 4(w + k)
-    settles every pair of the docs corpus in its windows (2(w + k) left 1.2% to regrow)."""
-    return 4 * (cfg.winnow.w + cfg.winnow.k)
+    text without shared fingerprints below the cap (boilerplate, or a k-gram's tail). A template
+    pair's span runs along the navigation it shares, from a seed at one end: 4(w + k) left 21%
+    of a template-dense crawl's pairs to grow again from whole texts (a second pass that cost
+    more than the wider windows), 8(w + k) none; on the docs corpus both settle every pair and
+    cost the same."""
+    return 8 * (cfg.winnow.w + cfg.winnow.k)
 
 
 def text_slices(batch: pa.RecordBatch, limit: int = TEXT_SLICE_BYTES) -> Iterator[pa.RecordBatch]:
@@ -123,6 +129,7 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, 
             "byte_hi",
             "start",
             "open",
+            "norm",
             "fp_len",
             "fp_pos",
             "fp_flag",
@@ -150,6 +157,7 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, 
         parts["byte_hi"].append(text_starts[row] + (char_bytes[end] if char_bytes is not None else end))
         parts["start"].append(start)
         parts["open"].append(opened)
+        parts["norm"].append(np.full(hi - lo, len(norm_offsets), np.int64))
         # the a-side windows' fingerprints, gathered for all of this document's windows at once
         side_a = fields["side"][lo:hi] == 0
         positions = norm_offsets[selected]
@@ -234,6 +242,7 @@ def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: 
             pa.array(fields["side"].astype(np.int32)),
             pa.array(cat("start", np.int64)),
             pa.array(cat("open", np.int32)),
+            pa.array(cat("norm", np.int64)),
             texts,
             pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_pos", np.int64))),
             pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_flag", bool))),

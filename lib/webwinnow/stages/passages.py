@@ -63,6 +63,7 @@ from ._shared import share
 from ._windows import (
     KGRAM_SLICE_BYTES,
     WINDOW_LISTS,
+    WINDOW_VALUES,
     WINDOWS,
     every_kgram,
     pair_chunks,
@@ -75,30 +76,29 @@ from .hash_freq import BROADCAST_ROWS
 
 #: What a pair copied of each side, counted once where its spans overlap (BatchPassages.union).
 UNION = ("copied_chars_a", "content_chars_a", "copied_chars_b", "content_chars_b")
-#: PASSAGES rows, plus one `redo` row (and no passages) for a pair its windows could not settle.
-#: The pair's source side is joined from the pairs table afterwards, not grown.
+#: PASSAGES rows, plus one `redo` row (and no passages) for a pair its windows could not settle;
+#: `seed_row`: the row of the grow task's input holding the pair's seeds and candidate columns.
 GROWN = pa.schema(
     [
         *(f for f in schemas.PASSAGES if f.name not in ("source", "source_basis")),
         pa.field("redo", pa.bool_()),
         *((f"pair_{name}", pa.int64()) for name in UNION),
+        pa.field("seed_row", pa.int64()),
     ]
 )
 
-#: A pair's source side (candidate_pairs' columns), carried with its seeds to the grow task.
-SOURCE = ("source", "source_basis")
-#: What a grow task hands the JVM per pair it grew: what its passages copied, or that it must be
-#: grown again from whole texts. Its passages, when it shares content, the task writes itself.
-SETTLED = pa.schema(
-    [
-        ("doc_a", pa.int64()),
-        ("doc_b", pa.int64()),
-        ("redo", pa.bool_()),
-        ("passages", pa.int64()),
-        *((name, pa.int64()) for name in UNION),
-        ("longest_content", pa.int64()),
-    ]
+#: A pair's columns of candidate_pairs, carried with its seeds to the grow task, which writes
+#: the pair's row of `pairs` or `template_pairs` and its passages itself.
+CANDIDATE = tuple(name for name in schemas.CANDIDATE_PAIRS.names if name not in ("doc_a", "doc_b"))
+#: What a grow task hands the JVM: the pairs its windows could not settle, to grow again from
+#: their whole texts. Every other pair it has written.
+REDO = pa.schema([("doc_a", pa.int64()), ("doc_b", pa.int64())])
+#: template_pairs as Spark wrote it when it judged the pairs: a reason is never null.
+TEMPLATE_PAIRS_WRITTEN = pa.schema(
+    [*(f for f in schemas.TEMPLATE_PAIRS if f.name != "reason"), pa.field("reason", pa.string(), nullable=False)]
 )
+#: The tables the grow tasks write, as parts.
+WRITTEN = {"passages": schemas.PASSAGES, "pairs": schemas.PAIRS, "template_pairs": TEMPLATE_PAIRS_WRITTEN}
 #: Part numbers of the tasks that grow pairs again from whole texts: after the first pass's.
 WHOLE_TASKS = 100_000
 
@@ -169,12 +169,20 @@ def _file_edges(name: str, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[
                 yield from edge_arrow(ok, cfg, boilerplate)
 
 
-def settle(grown: pa.RecordBatch, chunk: pa.Table, least: int) -> tuple[pa.RecordBatch, pa.RecordBatch]:
-    """The PASSAGES rows of grown's content pairs (a passage with a run of `least` content
-    characters on both sides), their source side from the chunk's seed rows, and a SETTLED row
-    per pair grown or to grow again."""
+def settle(grown: pa.RecordBatch, table: pa.Table, least: int, whole: bool = False) -> tuple[pa.RecordBatch, ...]:
+    """What the grow task writes and hands on for the pairs of grow_arrow's input `table`, given
+    what grow_arrow grew of them: (their PASSAGES rows when they share content, the PAIRS rows of
+    those, the TEMPLATE_PAIRS rows of the others, the REDO rows of the pairs to grow again from
+    whole texts). A pair shares content when one passage holds a run of `least` content units on
+    both sides. Every pair of the table (a seed row, side 2) is in exactly one of the last three;
+    one that grew no passage (or, from whole texts, could not be settled) is a template pair
+    with no passage. A pair's content share is its content characters over its page's units,
+    null where the page is not known."""
+    side = table.column("side").to_numpy()
+    seed_rows = np.flatnonzero(side == 2)
     doc_a, doc_b = grown.column("doc_a").to_numpy(), grown.column("doc_b").to_numpy()
     redo = grown.column("redo").to_numpy(zero_copy_only=False)
+    at = grown.column("seed_row").to_numpy()
     kept = np.flatnonzero(~redo)
     kept = kept[np.lexsort((doc_b[kept], doc_a[kept]))]
     a, b = doc_a[kept], doc_b[kept]
@@ -183,36 +191,76 @@ def settle(grown: pa.RecordBatch, chunk: pa.Table, least: int) -> tuple[pa.Recor
     run = np.minimum(grown.column("content_run_a").to_numpy(), grown.column("content_run_b").to_numpy())[kept]
     longest = np.maximum.reduceat(run, starts) if len(kept) else np.zeros(0, np.int64)
     first = kept[starts]
-    again = np.flatnonzero(redo)
-    zeros = np.zeros(len(again), np.int64)
-    settled = pa.RecordBatch.from_arrays(
-        [
-            pa.array(np.r_[doc_a[first], doc_a[again]]),
-            pa.array(np.r_[doc_b[first], doc_b[again]]),
-            pa.array(np.r_[np.zeros(len(first), bool), np.ones(len(again), bool)]),
-            pa.array(np.r_[counts, zeros].astype(np.int64)),
-            *(pa.array(np.r_[grown.column(f"pair_{name}").to_numpy()[first], zeros]) for name in UNION),
-            pa.array(np.r_[longest, zeros].astype(np.int64)),
-        ],
-        schema=SETTLED,
-    )
-    rows = kept[np.repeat(longest >= least, counts)]
-    seeds = chunk.filter(pc.equal(chunk.column("side"), 2))
-    where = {
-        pair: i for i, pair in enumerate(zip(seeds.column("doc_a").to_pylist(), seeds.column("doc_b").to_pylist(), strict=True))
-    }
-    index = pa.array([where[pair] for pair in zip(doc_a[rows].tolist(), doc_b[rows].tolist(), strict=True)], pa.int64())
-    take = pa.array(rows, pa.int64())
+
+    # per seed row: what its pair's passages copied (nothing when it grew none)
+    n = table.num_rows
+    slot = np.full(n, -1, np.int64)
+    slot[at[first]] = np.arange(len(first))
+    again = np.zeros(n, bool)
+    if not whole:
+        again[at[redo]] = True
+    pair = slot[seed_rows]
+    has = pair >= 0
+    values = {"passages": counts, "longest_content": longest}
+    values.update({name: grown.column(f"pair_{name}").to_numpy()[first] for name in UNION})
+    copied = {name: np.where(has, v[np.maximum(pair, 0)] if len(v) else 0, 0).astype(np.int64) for name, v in values.items()}
+    # the page's units: from the pair's window rows (side 0 and 1) just before its seed row
+    norm = table.column("norm").to_numpy(zero_copy_only=False)
+    pair_a, pair_b = table.column("doc_a").to_numpy(), table.column("doc_b").to_numpy()
+    columns = {"doc_a": pair_a[seed_rows], "doc_b": pair_b[seed_rows]}
+
+    def window_row(back: int, of_side: int) -> tuple[np.ndarray, np.ndarray]:
+        row = np.maximum(seed_rows - back, 0)
+        same = (pair_a[row] == columns["doc_a"]) & (pair_b[row] == columns["doc_b"])
+        return row, (seed_rows >= back) & (side[row] == of_side) & same
+
+    for x, back, of_side in (("a", 2, 0), ("b", 1, 1)):
+        row, known = window_row(back, of_side)
+        if x == "a":  # b's window is missing when b is not a page of the documents
+            near, there = window_row(1, 0)
+            row, known = np.where(there, near, row), there | known
+        chars = np.where(known, np.nan_to_num(norm[row].astype(np.float64)), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = copied[f"content_chars_{x}"] / chars
+        columns[f"content_share_{x}"] = pa.array(share, pa.float64(), mask=~known | (chars <= 0))
+    seeds = table.take(pa.array(seed_rows, pa.int64()))
+    content = ~again[seed_rows] & (copied["longest_content"] >= least)
+    template = ~again[seed_rows] & ~content
+
+    def rows(mask: np.ndarray, schema: pa.Schema) -> pa.RecordBatch:
+        take = pa.array(np.flatnonzero(mask), pa.int64())
+        arrays = []
+        for f in schema:
+            if f.name in CANDIDATE:
+                arrays.append(seeds.column(f.name).take(take).combine_chunks().cast(f.type))
+            elif f.name == "reason":
+                passed = copied["passages"][mask]
+                arrays.append(pa.array(np.where(passed == 0, "no_passage", "template"), pa.string()))
+            elif f.name in copied:
+                arrays.append(pa.array(copied[f.name][mask], f.type))
+            else:
+                column = columns[f.name]
+                arrays.append(column.take(take) if isinstance(column, pa.Array) else pa.array(column[mask], f.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    # the content pairs' passages, with their pair's source side
+    position = np.full(n, -1, np.int64)
+    position[seed_rows] = np.arange(len(seed_rows))
+    passage_rows = kept[np.repeat(content[position[at[first]]], counts)]
+    take = pa.array(passage_rows, pa.int64())
+    source_at = pa.array(at[passage_rows], pa.int64())
     found = pa.RecordBatch.from_arrays(
         [
-            seeds.column(f.name).take(index).combine_chunks().cast(f.type)
-            if f.name in SOURCE
+            table.column(f.name).take(source_at).combine_chunks().cast(f.type)
+            if f.name in CANDIDATE
             else grown.column(f.name).take(take)
             for f in schemas.PASSAGES
         ],
         schema=schemas.PASSAGES,
     )
-    return found, settled
+    again_rows = seed_rows[again[seed_rows]]
+    redone = pa.RecordBatch.from_arrays([pa.array(pair_a[again_rows]), pa.array(pair_b[again_rows])], schema=REDO)
+    return found, rows(content, schemas.PAIRS), rows(template, TEMPLATE_PAIRS_WRITTEN), redone
 
 
 def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
@@ -278,6 +326,7 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         "capped": np.concatenate([found.capped[found.pair], np.zeros(n_redo, bool)]),
         "boilerplate": np.concatenate([found.boilerplate, np.full(n_redo, np.nan)]),
         "redo": np.concatenate([np.zeros(len(found.pair), bool), np.ones(n_redo, bool)]),
+        "seed_row": np.concatenate([r[found.pair], r[redo]]) + 2,
     }
     for i, name in enumerate(UNION):
         columns[f"pair_{name}"] = np.concatenate([found.union[found.pair, i], np.zeros(n_redo, np.int64)])
@@ -318,28 +367,33 @@ def run(ctx: StageContext) -> dict:
     window_types = spark_schema(WINDOWS)
     seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
 
-    folder = stage_table(out, "passages")
+    folders = {name: stage_table(out, name) for name in WRITTEN}
 
     def grown_from(seeds, pairs: int, whole: bool):
-        """SETTLED rows of the pairs in `seeds`, grown in windows around their seeds or in whole
-        texts; their content pairs' passages written as parts of the staged passages table."""
+        """REDO rows of the pairs in `seeds` their windows could not settle; every other pair,
+        grown in windows around its seeds or in whole texts, the grow tasks write: its row of
+        pairs or template_pairs and its passages, as parts of the staged tables."""
         first_task = WHOLE_TASKS if whole else 0
 
         def grow(batches):
             from pyspark import TaskContext
 
             context = TaskContext.get()
-            writer = PartWriter(folder, first_task + (context.partitionId() if context else 0), schemas.PASSAGES)
+            task = first_task + (context.partitionId() if context else 0)
+            writers = [PartWriter(folders[name], task, schema) for name, schema in WRITTEN.items()]
             try:
                 for chunk in pair_chunks(batches):
                     maybe_fail("passages", inject)
-                    grown = grow_arrow(with_a_windows(chunk, cfg, shared.value, shared_template.value, whole), cfg)
-                    found, settled = settle(grown, chunk, min_content(cfg))
-                    writer.write(found)
-                    yield settled
-                writer.close()
+                    table = with_a_windows(chunk, cfg, shared.value, shared_template.value, whole)
+                    *written, again = settle(grow_arrow(table, cfg), table, min_content(cfg), whole)
+                    for writer, batch in zip(writers, written, strict=True):
+                        writer.write(batch)
+                    yield again
+                for writer in writers:
+                    writer.close()
             except BaseException:
-                writer.abort()
+                for writer in writers:
+                    writer.abort()
                 raise
 
         if whole:
@@ -365,65 +419,53 @@ def run(ctx: StageContext) -> dict:
             F.col("doc_id").alias("doc_a"),
             F.lit(-1).cast("long").alias("doc_b"),
             F.lit(-1).alias("side"),
-            *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in ("start", "open")),
+            *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_VALUES),
             "text",
             *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
             F.lit(None).cast(seed_type).alias("seeds"),
-            *(F.lit(None).cast("string").alias(name) for name in SOURCE),
+            *(F.lit(None).cast(candidate_types[name].dataType).alias(name) for name in CANDIDATE),
         )
         # One shuffle brings each document (side -1), the b windows of its pairs (side 1) and
-        # their seeds (side 2) together.
+        # their seeds with their candidate columns (side 2) together.
         seed_rows = seeds.select(
             "doc_a",
             "doc_b",
             F.lit(2).alias("side"),
-            *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in ("start", "open", "text", *WINDOW_LISTS)),
+            *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in (*WINDOW_VALUES, "text", *WINDOW_LISTS)),
             "seeds",
-            *SOURCE,
+            *CANDIDATE,
         )
         return (
             windows.withColumn("seeds", F.lit(None).cast(seed_type))
-            .withColumns({name: F.lit(None).cast("string") for name in SOURCE})
+            .withColumns({name: F.lit(None).cast(candidate_types[name].dataType) for name in CANDIDATE})
             .unionByName(seed_rows)
             .unionByName(documents)
             .repartition("doc_a")
             .sortWithinPartitions("doc_a", "doc_b", "side")
-            .mapInArrow(grow, spark_schema(SETTLED))
+            .mapInArrow(grow, spark_schema(REDO))
         )
 
-    # each pair's source side comes with its seeds: the grow tasks write its passages
-    sources = read_table(spark, out, "candidate_pairs").select("doc_a", "doc_b", *SOURCE)
-    seeds = read_table(spark, out, "pair_seeds").join(sources, ["doc_a", "doc_b"])
+    # each pair's candidate columns come with its seeds: the grow tasks write its row
+    candidates = read_table(spark, out, "candidate_pairs")
+    candidate_types = candidates.schema
+    seeds = read_table(spark, out, "pair_seeds").join(candidates, ["doc_a", "doc_b"])
     held = [shared, shared_template]  # unpersisted when the stage is done, like the frames
     try:
-        settled = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(cache_level(spark))
-        held.append(settled)
-        redo = settled.filter(F.col("redo")).select("doc_a", "doc_b")
+        redo = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(cache_level(spark))
+        held.append(redo)
         redone = redo.count()
-        copied = settled.filter(~F.col("redo")).drop("redo")
         if redone:
-            # A few pairs (about 1% on the docs corpus) grow past their windows: they are grown
-            # again from their whole texts (windows without an open edge: never redone).
+            # A pair whose spans reach past its windows is grown again from its whole texts
+            # (windows without an open edge: never redone).
             few = redone <= broadcast_rows(spark, 16, BROADCAST_ROWS)
             again = seeds.join(F.broadcast(redo) if few else redo, ["doc_a", "doc_b"], "left_semi")
-            copied = copied.unionByName(grown_from(again, redone, whole=True).filter(~F.col("redo")).drop("redo"))
-        judged = judge_pairs(spark, out, copied).persist(cache_level(spark))
-        held.append(judged)
-        content = F.col("longest_content") >= min_content(cfg)
-        write_table(judged.filter(content).select(*schemas.PAIRS.names), out, "pairs", cfg, "passages")
-        reason = F.when(F.col("passages") == 0, F.lit("no_passage")).otherwise(F.lit("template"))
-        write_table(
-            judged.filter(~content).withColumn("reason", reason).select(*schemas.TEMPLATE_PAIRS.names),
-            out,
-            "template_pairs",
-            cfg,
-            "passages",
-        )
-        dropped = read_table(spark, out, "template_pairs").agg(F.sum("passages")).first()[0] or 0
-        ensure_part(folder, schemas.PASSAGES)
-        finish_table(out, "passages", cfg, "passages")
+            grown_from(again, redone, whole=True).count()
+        for name, schema in WRITTEN.items():
+            ensure_part(folders[name], schema)
+            finish_table(out, name, cfg, "passages")
     except BaseException:
-        drop_staged(out, "passages")
+        for name in WRITTEN:
+            drop_staged(out, name)
         raise
     finally:
         for frame in reversed(held):
@@ -440,14 +482,20 @@ def run(ctx: StageContext) -> dict:
         .first()
     )
     assert row is not None  # an aggregation has one row
-    reasons = {r["reason"]: r["count"] for r in read_table(spark, out, "template_pairs").groupBy("reason").count().collect()}
+    reasons = {
+        r["reason"]: (r["pairs"], r["passages"] or 0)
+        for r in read_table(spark, out, "template_pairs")
+        .groupBy("reason")
+        .agg(F.count(F.lit(1)).alias("pairs"), F.sum("passages").alias("passages"))
+        .collect()
+    }
     return {
         "passages": row["passages"],
         "pairs": row_count(out, "pairs"),
-        "template_pairs": sum(reasons.values()),
-        "template_only": reasons.get("template", 0),
-        "no_passage": reasons.get("no_passage", 0),
-        "template_passages": dropped,
+        "template_pairs": sum(pairs for pairs, _ in reasons.values()),
+        "template_only": reasons.get("template", (0, 0))[0],
+        "no_passage": reasons.get("no_passage", (0, 0))[0],
+        "template_passages": sum(passages for _, passages in reasons.values()),
         "capped_spans": row["capped"] or 0,
         "normalized_chars": row["chars"] or 0,
         "content_chars": row["content"] or 0,
@@ -465,28 +513,3 @@ def min_content(cfg: RunConfig) -> int:
     holds. Template that template text does not reach (a line without a window of its own, too
     rare next to a block to be a template k-gram) comes in pieces shorter than that."""
     return cfg.passages.min_content or cfg.winnow.w + cfg.winnow.k - 1
-
-
-def judge_pairs(spark: SparkSession, out: str, copied):
-    """Every candidate pair with what its passages copied (PAIRS columns), from the SETTLED rows
-    of the pairs that have passages: a content pair when longest_content >= min_content
-    (t = w + k - 1 by default)."""
-    counts = ["passages", *UNION, "longest_content"]
-    norm = read_documents(spark, out, "doc_stats").select("doc_id", "norm_chars")
-
-    def share(x: str):
-        chars = F.col(f"norm_{x}")
-        return F.when(chars > 0, F.col(f"content_chars_{x}") / chars)
-
-    return (
-        read_table(spark, out, "candidate_pairs")
-        .join(copied, ["doc_a", "doc_b"], "left")
-        # a when, not fillna: fillna's columns are non-null under Spark Connect and nullable in a
-        # classic session, and the table's schema must not depend on the session
-        .withColumns({c: F.when(F.col(c).isNull(), F.lit(0)).otherwise(F.col(c)) for c in counts})
-        .join(norm.select(F.col("doc_id").alias("doc_a"), F.col("norm_chars").alias("norm_a")), "doc_a", "left")
-        .join(norm.select(F.col("doc_id").alias("doc_b"), F.col("norm_chars").alias("norm_b")), "doc_b", "left")
-        .withColumn("content_share_a", share("a"))
-        .withColumn("content_share_b", share("b"))
-        .select(*schemas.PAIRS.names)
-    )
