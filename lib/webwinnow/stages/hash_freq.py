@@ -6,6 +6,10 @@ hash, document and position, and a kernel counts every hash's run (webwinnow.ana
 Snippets are cut only for hashes seen in two or more documents: nobody looks at the long tail of
 hashes seen once (82% of them on web pages, by the paper); their requests go to the documents
 table as a broadcast when they are few, so the texts are read in place, never shuffled.
+
+The Python tasks write the table themselves (outputs.parts): the counting tasks the hashes seen
+in one document (95% of the rows on the docs corpus), the snippet tasks the others. The JVM gets
+the shared hashes' requests and, per chunk, how many hashes each document frequency has.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from pyspark.sql import functions as F
 from .. import schemas
 from ..analysis.pairing import hash_counts
 from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
-from ..outputs.tables import table_stats, write_arrow, write_table
+from ..outputs.parts import PartWriter, ensure_part
+from ..outputs.tables import drop_staged, finish_table, stage_table, table_stats, write_arrow
 from . import StageContext
 from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
 from ._session import broadcast_rows, cache_level
@@ -27,6 +32,8 @@ from ._session import broadcast_rows, cache_level
 #: fingerprints or the texts, then stays where it is.
 BROADCAST_ROWS = 2_000_000
 
+#: What the counting tasks hand the JVM: a row per hash seen in two documents or more, and per
+#: chunk and document frequency a row with no hash and the number of hashes (`hashes`).
 COUNTED = pa.schema(
     [
         ("hash", pa.int64()),
@@ -35,8 +42,13 @@ COUNTED = pa.schema(
         pa.field("hosts", pa.int64(), nullable=False),
         ("doc_id", pa.int64()),
         ("pos", pa.int32()),
+        ("hashes", pa.int64()),
     ]
 )
+#: Part numbers of the snippet tasks: after the counting tasks'.
+SNIPPET_TASKS = 100_000
+#: What a snippet task hands the JVM: how many rows it wrote.
+WROTE = pa.schema([("rows", pa.int64())])
 
 #: HASH_FREQ as the stage writes it: the counts are never null.
 WRITTEN = pa.schema([f.with_nullable(False) if f.name in ("docs", "hosts") else f for f in schemas.HASH_FREQ])
@@ -49,8 +61,10 @@ def doc_hosts(spark: SparkSession, out: str):
     )
 
 
-def counted_arrow(batches):
-    """COUNTED rows for (hash, doc_id, pos)-sorted batches of (hash, doc_id, pos, host_id)."""
+def counted_arrow(batches, written: PartWriter):
+    """COUNTED rows for (hash, doc_id, pos)-sorted batches of (hash, doc_id, pos, host_id); the
+    HASH_FREQ rows of the hashes seen in one document go to `written` (no snippet), not to the
+    JVM."""
     for chunk in sorted_chunks(batches, ["hash"]):
         host = chunk.column("host_id")
         c = hash_counts(
@@ -60,8 +74,25 @@ def counted_arrow(batches):
             host.fill_null(0).to_numpy(),
             host.is_valid().to_numpy(zero_copy_only=False),
         )
+        shared = c.docs >= 2
+        once = np.flatnonzero(~shared)
+        columns = (c.hash, c.docs, c.occurrences, c.hosts, c.doc_id)
+        written.write(
+            pa.RecordBatch.from_arrays([*(pa.array(x[once]) for x in columns), pa.nulls(len(once), pa.string())], schema=WRITTEN)
+        )
+        docs, hashes = np.unique(c.docs, return_counts=True)
+        keep = np.flatnonzero(shared)
+        n = len(docs)
         yield pa.RecordBatch.from_arrays(
-            [pa.array(c.hash), pa.array(c.docs), pa.array(c.occurrences), pa.array(c.hosts), pa.array(c.doc_id), pa.array(c.pos)],
+            [
+                pa.array(np.r_[c.hash[keep], np.zeros(n, np.int64)], mask=np.r_[np.zeros(len(keep), bool), np.ones(n, bool)]),
+                pa.array(np.r_[c.docs[keep], docs].astype(np.int64)),
+                pa.array(np.r_[c.occurrences[keep], np.zeros(n, np.int64)]),
+                pa.array(np.r_[c.hosts[keep], np.zeros(n, np.int64)]),
+                pa.array(np.r_[c.doc_id[keep], np.zeros(n, np.int64)]),
+                pa.array(np.r_[c.pos[keep], np.zeros(n, np.int32)].astype(np.int32)),
+                pa.array(np.r_[np.zeros(len(keep), np.int64), hashes.astype(np.int64)]),
+            ],
             schema=COUNTED,
         )
 
@@ -94,6 +125,13 @@ def snippet_arrow(batches, chars: int):
         )
 
 
+def _task(first: int) -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return first + (context.partitionId() if context else 0)
+
+
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     documents = int((table_stats(out, "doc_stats") or {}).get("documents", BROADCAST_ROWS + 1))
@@ -101,34 +139,58 @@ def run(ctx: StageContext) -> dict:
     if documents <= broadcast_rows(spark, 16, BROADCAST_ROWS):
         hosts = F.broadcast(hosts)
     fp = read_table(spark, out, "fingerprints").join(hosts, "doc_id", "left")
+    folder = stage_table(out, "hash_freq")
+
+    def count(batches):
+        writer = PartWriter(folder, _task(0), WRITTEN)
+        try:
+            yield from counted_arrow(batches, writer)
+            writer.close()
+        except BaseException:
+            writer.abort()
+            raise
+
+    # a k-gram spans k kept characters, more in the original; a word about 7, a code token 5
+    chars = {"word": 12, "code": 8}.get(cfg.winnow.unit, 3) * cfg.winnow.k
+
+    def cut(batches):
+        writer = PartWriter(folder, _task(SNIPPET_TASKS), WRITTEN)
+        try:
+            for batch in snippet_arrow(batches, chars):
+                writer.write(batch)
+                yield pa.RecordBatch.from_arrays([pa.array([batch.num_rows], pa.int64())], schema=WROTE)
+            writer.close()
+        except BaseException:
+            writer.abort()
+            raise
+
     counted = (
         fp.select("hash", "doc_id", "pos", "host_id")
         .repartition("hash")
         .sortWithinPartitions("hash", "doc_id", "pos")
-        .mapInArrow(counted_arrow, spark_schema(COUNTED))
+        .mapInArrow(count, spark_schema(COUNTED))
         .persist(cache_level(spark))
     )
     try:
         with arrow_batch_rows(spark):  # fingerprint-sized rows; the texts below keep the default
-            fof = [(r["docs"], r["hashes"]) for r in counted.groupBy("docs").agg(F.count(F.lit(1)).alias("hashes")).collect()]
+            fof = [
+                (r["docs"], r["hashes"])
+                for r in counted.filter(F.col("hash").isNull()).groupBy("docs").agg(F.sum("hashes").alias("hashes")).collect()
+            ]
         requests = (
-            counted.filter(F.col("docs") >= 2)
+            counted.filter(F.col("hash").isNotNull())
             .groupBy("doc_id")
             .agg(F.collect_list(F.struct("hash", "docs", "occurrences", "hosts", "pos")).alias("requests"))
         )
         if sum(n for d, n in fof if d >= 2) <= broadcast_rows(spark, 48, BROADCAST_ROWS):  # a request per shared hash
             requests = F.broadcast(requests)
         texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
-        # a k-gram spans k kept characters, more in the original; a word about 7, a code token 5
-        chars = {"word": 12, "code": 8}.get(cfg.winnow.unit, 3) * cfg.winnow.k
-
-        def cut(batches):
-            yield from snippet_arrow(batches, chars)
-
-        with_snippets = requests.join(texts, "doc_id").mapInArrow(cut, spark_schema(WRITTEN))
-        rare = counted.filter(F.col("docs") < 2).withColumn("snippet", F.lit(None).cast("string"))
-        table = rare.select(*schemas.HASH_FREQ.names).unionByName(with_snippets)
-        write_table(table, out, "hash_freq", cfg, "hash_freq")
+        requests.join(texts, "doc_id").mapInArrow(cut, spark_schema(WROTE)).agg(F.sum("rows")).collect()
+        ensure_part(folder, WRITTEN)
+        finish_table(out, "hash_freq", cfg, "hash_freq")
+    except BaseException:
+        drop_staged(out, "hash_freq")
+        raise
     finally:
         counted.unpersist()
     runs = rank_frequency(fof)
