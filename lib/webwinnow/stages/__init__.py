@@ -406,13 +406,13 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "passages",
         "pair_seeds → passages, pairs, template_pairs, template_kgrams",
-        ("pair_seeds", "candidate_pairs", "documents", "doc_stats"),
+        ("pair_seeds", "candidate_pairs", "documents"),
         ("pairs", "template_pairs", "passages", "template_kgrams"),
         ("later",),
         _fields("passages", "max_spans", "max_compared", "min_content"),
         _passages_lines,
         uses=("hash_freq",),
-        follows=("indexed_documents", "indexed_doc_stats", "index_boilerplate"),
+        follows=("indexed_documents", "index_boilerplate"),
     ),
     Stage(
         "clusters",
