@@ -24,6 +24,11 @@ are grown inside the two windows; a pair whose span (or seed) reaches a window e
 its text's end is grown again from the whole texts, so the result is exactly that of whole
 texts. What a pair moves grows with the stretch its seeds cover on b, not with its documents'
 length.
+
+The task that grows a pair writes its row of `pairs` or `template_pairs` and its passages
+(outputs.parts): the pair's candidate columns come with its seeds, its pages' lengths with its
+windows. The JVM gets only the pairs to grow again from whole texts: judging every candidate
+pair in Spark (40.6 M on a 1.36 M-page crawl) took three joins and two writes over all of them.
 """
 
 from __future__ import annotations
