@@ -176,3 +176,12 @@ def test_the_report_shows_content_sources_and_the_dedup_summary(deduped):
     cross = text("cross-host.html")
     hosts = pairs.url_a.str.split("/").str[2] != pairs.url_b.str.split("/").str[2]
     assert f"of {int(hosts.sum()):,}" in cross
+
+
+def test_report_rows_on_the_driver_equal_sparks_after_dedup(deduped, spark_session, monkeypatch):
+    from reportpaths import report_rows_both_ways
+
+    pages = report_rows_both_ways(spark_session, deduped, monkeypatch)["pages"]
+    assert pages.dedup and pages.trimmed  # the most trimmed pages, the same both ways
+    removed = [t[3] for t in pages.trimmed]
+    assert removed == sorted(removed, reverse=True) and all(removed)

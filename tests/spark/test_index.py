@@ -348,3 +348,12 @@ def test_a_benchmark_is_checked_item_by_item_and_rewrapped_copies_are_found(tmp_
     ledger = [r for r in _rows(out, "ledger") if r["kind"] == "record"]
     assert sorted((r["offset"], r["reason"]) for r in ledger) == [(len(items), "bad_item"), (len(items) + 1, "bad_item")]
     assert "--text-column" in next(r["detail"] for r in ledger if r["offset"] == len(items) + 1)
+
+
+def test_report_rows_on_the_driver_equal_sparks_in_a_check(check_self, spark_session, monkeypatch):
+    from reportpaths import report_rows_both_ways
+
+    got = report_rows_both_ways(spark_session, check_self, monkeypatch)
+    assert got["pages"].contamination and got["pages"].covered  # the most covered new documents
+    assert got["top"][0]  # pairs new <-> indexed, their indexed side's WARC coordinates from indexed_documents
+    assert all(r["warc_file_a"] and r["warc_file_b"] for r in got["top"][0])

@@ -540,3 +540,20 @@ def test_min_content_moves_pairs_with_less_content_to_template_pairs(sample_run,
     assert 0 < len(after) < len(before) and template == set(before) - after | {
         (p["doc_a"], p["doc_b"]) for p in _table(sample_run, "template_pairs").to_pylist()
     }
+
+
+@pytest.mark.parametrize("which", ["sample_run", "real_run"])
+def test_report_rows_on_the_driver_equal_sparks(which, request, spark_session, monkeypatch):
+    from reportpaths import report_rows_both_ways
+
+    out = request.getfixturevalue(which)
+    got = report_rows_both_ways(spark_session, out, monkeypatch)
+    top, total = got["top"]
+    assert total == len(_table(out, "pairs"))
+    assert len(top) == min(total, 1000)
+    copied = [min(r["content_chars_a"], r["content_chars_b"]) for r in top]
+    assert copied == sorted(copied, reverse=True)  # the most copied content first
+    assert all(r["warc_file_a"] and r["warc_file_b"] for r in top)  # each side's WARC coordinates joined
+    texts, spans, _ = got["details"]
+    assert spans and all(texts.get(a) and texts.get(b) for a, b in spans)
+    assert got["pages"].record_outcomes and got["pages"].clusters and got["hashes"]

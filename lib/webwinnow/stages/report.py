@@ -3,25 +3,21 @@ dedup, boilerplate page, plot, figures, stats.json).
 
 Only what a person can read is collected to the driver: the top pairs (report.pairs), the texts
 and passages of the first report.details of them, the most frequent hashes, and the
-run-length-encoded rank–frequency curve. The figures page (webwinnow.explore.figures) is drawn
+run-length-encoded rank–frequency curve (stages._reportrows: read with pyarrow on the driver
+when a table is small, in Spark when not). The figures page (webwinnow.explore.figures) is drawn
 on the driver from the tables with pyarrow, its per-document parts on report.figure_docs
 documents.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from pyspark.sql import SparkSession, Window
-from pyspark.sql import functions as F
-
 from ..config import RunConfig
 from ..errors import UserError
-from ..htmlreport import ClusterView, HashView, PairView, RunPages, write_report
+from ..htmlreport import PairView, write_report
 from ..htmlreport.summary import headline
-from ..outputs.tables import read_arrow, table_meta, table_stats, write_folder
-from . import WRITER, StageContext, table_is_current
-from ._frames import read_documents, read_table, url_host
+from ..outputs.tables import read_arrow, table_meta, write_folder
+from . import WRITER, StageContext
+from ._reportrows import pair_details, run_pages, top_hashes, top_pairs
 
 #: The tables whose stages' statistics the summary shows, and which of their keys it lifts up.
 SHOWN = {
@@ -72,129 +68,6 @@ def _stats(cfg: RunConfig, out: str) -> dict:
     return stats
 
 
-def _top_pairs(spark: SparkSession, out: str, limit: int, cross_host: bool = False) -> tuple[list, int]:
-    """The pairs the report lists (with their pages' fetch times and WARC coordinates), best
-    first: by copied content (characters outside template, the smaller side), then the larger
-    share of a page; and how many such pairs there are."""
-    pairs = read_table(spark, out, "pairs")
-    if cross_host:
-        pairs = pairs.filter(~F.coalesce(url_host(F.col("url_a")) == url_host(F.col("url_b")), F.lit(False)))
-    total = pairs.count()
-    docs = read_documents(spark, out).select("doc_id", "fetch_time", "last_modified", "http_date", "warc_file", "warc_offset")
-
-    def side(x: str):
-        return docs.select(*(F.col(c).alias(f"{c}_{x}" if c != "doc_id" else f"doc_{x}") for c in docs.columns))
-
-    top = (
-        pairs.withColumn("_c", F.least("content_chars_a", "content_chars_b"))
-        .withColumn("_s", F.greatest("content_share_a", "content_share_b"))
-        .orderBy(F.desc("_c"), F.desc("_s"), "doc_a", "doc_b")
-        .limit(limit)
-        .join(side("a"), "doc_a", "left")
-        .join(side("b"), "doc_b", "left")
-        .orderBy(F.desc("_c"), F.desc("_s"), "doc_a", "doc_b")
-        .collect()
-    )
-    return top, total
-
-
-def _run_pages(
-    spark: SparkSession, out: str, clusters_shown: int = 50, members_shown: int = 20, trimmed_shown: int = 50
-) -> RunPages:
-    """The clusters, failed files and dedup pages' content."""
-    ledger = read_table(spark, out, "ledger")
-    failed = [
-        (r["file"], r["reason"], r["records_seen"], r["parsed"])
-        for r in ledger.filter((F.col("kind") == "file") & (F.col("status") == "failed")).orderBy("file").collect()
-    ]
-    outcomes = [
-        (r["status"], r["reason"], r["count"])
-        for r in ledger.filter(F.col("kind") == "record")
-        .groupBy("status", "reason")
-        .count()
-        .orderBy(F.desc("count"), "status", "reason")
-        .collect()
-    ]
-    clusters = read_table(spark, out, "clusters")
-    total_clusters = clusters.select("cluster_id").distinct().count()
-    biggest = (
-        clusters.groupBy("cluster_id")
-        .agg(
-            F.first("cluster_size").alias("size"),
-            F.max("identical").alias("identical"),
-            F.first("source_doc").alias("source_doc"),
-        )
-        .orderBy(F.desc("size"), "cluster_id")
-        .limit(clusters_shown)
-    )
-    # a cluster's first members_shown by doc_id and its source: a cluster of a crawl's exact
-    # duplicates can hold millions of documents, and the page shows a few
-    members = (
-        clusters.join(F.broadcast(biggest.select("cluster_id")), "cluster_id")
-        .withColumn("_n", F.row_number().over(Window.partitionBy("cluster_id").orderBy("doc_id")))
-        .filter((F.col("_n") <= members_shown) | (F.col("doc_id") == F.col("source_doc")))
-        .join(read_documents(spark, out).select("doc_id", "url"), "doc_id")
-        .collect()
-    )
-    urls = {m["doc_id"]: m["url"] for m in members}
-    by_cluster: dict[int, list] = defaultdict(list)
-    for m in sorted(members, key=lambda m: m["doc_id"]):
-        if m["_n"] <= members_shown:
-            by_cluster[m["cluster_id"]].append((m["doc_id"], m["url"]))
-    views = tuple(
-        ClusterView(
-            c["cluster_id"],
-            c["size"],
-            c["identical"],
-            c["source_doc"],
-            urls.get(c["source_doc"]),
-            tuple(by_cluster[c["cluster_id"]]),
-        )
-        for c in biggest.collect()
-    )
-    dedup, trimmed = None, ()  # type: tuple[dict | None, tuple]
-    if table_is_current(out, "deduped"):
-        dedup = table_stats(out, "deduped")
-        trimmed = tuple(
-            (r["doc_id"], r["url"], r["original_chars"], r["removed_chars"], r["dropped_reason"])
-            for r in read_table(spark, out, "deduped")
-            .filter(F.col("dropped_reason").isNull())
-            .orderBy(F.desc("removed_chars"), "doc_id")
-            .limit(trimmed_shown)
-            .collect()
-            if r["removed_chars"]
-        )
-    contamination, covered = None, ()  # type: tuple[dict | None, tuple]
-    if table_is_current(out, "contamination"):
-        contamination = {**(table_stats(out, "indexed_documents") or {}), **(table_stats(out, "contamination") or {})}
-        covered = tuple(
-            (
-                r["item_id"] if not r["url"] or r["url"] == r["item_id"] else r["url"],
-                r["norm_chars"],
-                r["covered_chars"],
-                r["covered_share"],
-                r["longest"],
-                r["indexed_documents"],
-                tuple(m["url"] for m in (r["matches"] or [])[:3]),
-            )
-            for r in read_table(spark, out, "contamination")
-            .filter(F.col("covered_chars") > 0)
-            .orderBy(F.desc("covered_share"), F.desc("covered_chars"), "doc_id")
-            .limit(trimmed_shown * 4)
-            .collect()
-        )
-    return RunPages(
-        failed_files=tuple(failed),
-        record_outcomes=tuple(outcomes),
-        clusters=views,
-        total_clusters=total_clusters,
-        dedup=dedup,
-        trimmed=trimmed,
-        contamination=contamination,
-        covered=covered,
-    )
-
-
 def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool, unit: str = "char") -> PairView:
     return PairView(
         doc_a=r["doc_a"],
@@ -237,22 +110,11 @@ def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     rcfg = cfg.report
     stats = _stats(cfg, out)
-    top, total = _top_pairs(spark, out, rcfg.pairs)
-    cross, total_cross = _top_pairs(spark, out, rcfg.pairs, cross_host=True)
+    top, total = top_pairs(spark, out, rcfg.pairs)
+    cross, total_cross = top_pairs(spark, out, rcfg.pairs, cross_host=True)
     stats["cross_host_pairs"] = total_cross
     detail = top[: rcfg.details] + cross[: rcfg.details]
-    texts: dict[int, str | None] = {}
-    spans: dict[tuple[int, int], list] = defaultdict(list)
-    capped: set[tuple[int, int]] = set()
-    if detail:
-        keys = spark.createDataFrame(sorted({(r["doc_a"], r["doc_b"]) for r in detail}), "doc_a long, doc_b long")
-        for p in read_table(spark, out, "passages").join(F.broadcast(keys), ["doc_a", "doc_b"]).collect():
-            spans[(p["doc_a"], p["doc_b"])].append((p["start_a"], p["end_a"], p["start_b"], p["end_b"], p["length"]))
-            if p["capped"]:
-                capped.add((p["doc_a"], p["doc_b"]))
-        ids = spark.createDataFrame([(d,) for d in {x for r in detail for x in (r["doc_a"], r["doc_b"])}], "doc_id long")
-        for d in read_documents(spark, out).join(F.broadcast(ids), "doc_id").select("doc_id", "text").collect():
-            texts[d["doc_id"]] = d["text"]
+    texts, spans, capped = pair_details(spark, out, {(r["doc_a"], r["doc_b"]) for r in detail})
 
     def views(rows: list) -> list[PairView]:
         out_rows = []
@@ -272,14 +134,8 @@ def run(ctx: StageContext) -> dict:
         return out_rows
 
     pairs, cross_views = views(top), views(cross)
-    run_pages = _run_pages(spark, out)
-    hashes = [
-        HashView(hash=h["hash"], docs=h["docs"], occurrences=h["occurrences"], hosts=h["hosts"], snippet=h["snippet"])
-        for h in read_table(spark, out, "hash_freq")
-        .orderBy(F.desc("docs"), F.desc("occurrences"), "hash")
-        .limit(rcfg.hashes)
-        .collect()
-    ]
+    pages = run_pages(spark, out)
+    hashes = top_hashes(spark, out, rcfg.hashes)
     curve = read_arrow(out, "rank_freq").sort_by("rank")  # a few hundred rows: no Spark job
     runs = list(zip(*(curve.column(name).to_pylist() for name in ("rank", "rank_last", "docs", "hashes")), strict=True))
     fit = stats["stages"].get(WRITER["rank_freq"].name, {}).get("fit", {})
@@ -304,7 +160,7 @@ def run(ctx: StageContext) -> dict:
             total_pairs=total,
             cross_host=cross_views,
             total_cross_host=total_cross,
-            run=run_pages,
+            run=pages,
         )
 
     write_folder(out, "report", write)
