@@ -115,14 +115,18 @@ def test_the_report_links_every_figure_it_drew(sample_run):
     assert 'href="figures.html"' in (report / "index.html").read_text()
 
 
-def test_the_clusters_page_collects_a_clusters_first_members_and_its_source_only(sample_run, spark_session):
+@pytest.mark.parametrize("driver_rows", [2_000_000, -1])  # read on the driver; in Spark
+def test_the_clusters_page_collects_a_clusters_first_members_and_its_source_only(
+    sample_run, spark_session, monkeypatch, driver_rows
+):
     """A cluster of a crawl's exact duplicates can hold millions of pages: the report collects its
     first members by doc_id and its source document's URL, never the whole cluster."""
-    from webwinnow.stages.report import _run_pages
+    from webwinnow.stages import _reportrows
 
+    monkeypatch.setattr(_reportrows, "DRIVER_ROWS", driver_rows)
     clusters = RunOutput(sample_run).frame("clusters")
     assert len(clusters), "the sample has clusters"
-    pages = _run_pages(spark_session, str(sample_run), members_shown=1)
+    pages = _reportrows.run_pages(spark_session, str(sample_run), members_shown=1)
     urls = RunOutput(sample_run).urls(clusters["doc_id"].tolist())
     assert pages.clusters
     for view in pages.clusters:
