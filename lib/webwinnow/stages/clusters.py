@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas
 from ..analysis.components import components
-from ..outputs.tables import write_arrow, write_table
+from ..outputs.tables import read_row_groups, row_count, write_arrow, write_table
 from . import StageContext
 from ._components import spark_components
 from ._frames import read_documents, read_table, spark_schema
@@ -99,6 +100,21 @@ def time_columns() -> list:
     return [F.coalesce(F.unix_micros(F.col(c).try_cast("timestamp")), never).alias(c) for _, c in SOURCE_BASES]
 
 
+def _near_on_driver(out: str, threshold: float) -> pa.Table:
+    """(a, b) of the pairs at least `threshold` resemblant, read on the driver with pyarrow."""
+
+    def near(part: pa.Table) -> pa.Array:  # as Spark compares: NaN above every number
+        r = part.column("resemblance")
+        return pc.or_kleene(pc.greater_equal(r, threshold), pc.is_nan(r))
+
+    parts = [
+        part.filter(near(part)).select(["doc_a", "doc_b"]).rename_columns(["a", "b"])
+        for part in read_row_groups(out, "pairs", ["doc_a", "doc_b", "resemblance"])
+    ]
+    empty = pa.table({"a": pa.array([], pa.int64()), "b": pa.array([], pa.int64())})
+    return pa.concat_tables([empty, *(p.cast(empty.schema) for p in parts)])
+
+
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     threshold = float(cfg.clusters.resemblance)
@@ -108,35 +124,52 @@ def run(ctx: StageContext) -> dict:
         .select(F.col("doc_a").alias("a"), F.col("doc_b").alias("b"))
     )
     same = identical_groups(spark, out).localCheckpoint()  # keyed once: the texts are read once
-    links = near.unionByName(
-        same.filter(F.col("doc_id") != F.col("first")).select(F.col("first").alias("a"), F.col("doc_id").alias("b"))
-    )
-    edges = links.count()
+    linked_same = same.filter(F.col("doc_id") != F.col("first"))
+    # the pairs table small enough: its links are read on the driver, no Spark job
+    pairs_on_driver = row_count(out, "pairs") <= cfg.clusters.driver_edges
+    near_edges = _near_on_driver(out, threshold) if pairs_on_driver else None
+    edges = (near_edges.num_rows + linked_same.count()) if near_edges is not None else None
+    if edges is None:
+        edges = near.unionByName(linked_same.select(F.col("first").alias("a"), F.col("doc_id").alias("b"))).count()
     if edges <= cfg.clusters.driver_edges:
-        table = _on_driver(spark, out, near.toArrow(), same.toArrow())
+        same_rows = same.toArrow()
+        table = _on_driver(spark, out, near_edges if near_edges is not None else near.toArrow(), same_rows)
         write_arrow(table, out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
         rounds = None
+        size = table.column("cluster_size").to_numpy(zero_copy_only=False)
+        sums = {
+            "clusters": len(np.unique(table.column("cluster_id").to_numpy(zero_copy_only=False))),
+            "documents": table.num_rows,
+            "largest": int(size.max()) if len(size) else 0,
+        }
+        twins = {
+            "documents": same_rows.num_rows,
+            "texts": len(np.unique(same_rows.column("first").to_numpy(zero_copy_only=False))),
+        }
     else:
+        links = near.unionByName(linked_same.select(F.col("first").alias("a"), F.col("doc_id").alias("b")))
         labels, rounds = spark_components(links)
         labels = labels.localCheckpoint()
         write_table(_in_spark(spark, out, labels, same), out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
-    sums = (
-        read_table(spark, out, "clusters")
-        .agg(
-            F.countDistinct("cluster_id").alias("clusters"),
-            F.count(F.lit(1)).alias("documents"),
-            F.max("cluster_size").alias("largest"),
+        counted = (
+            read_table(spark, out, "clusters")
+            .agg(
+                F.countDistinct("cluster_id").alias("clusters"),
+                F.count(F.lit(1)).alias("documents"),
+                F.max("cluster_size").alias("largest"),
+            )
+            .first()
         )
-        .first()
-    )
-    assert sums is not None  # an aggregation has one row
-    twins = same.agg(F.count(F.lit(1)).alias("documents"), F.countDistinct("first").alias("texts")).first()
-    assert twins is not None
+        assert counted is not None  # an aggregation has one row
+        sums = {"clusters": counted["clusters"], "documents": counted["documents"], "largest": counted["largest"] or 0}
+        grouped = same.agg(F.count(F.lit(1)).alias("documents"), F.countDistinct("first").alias("texts")).first()
+        assert grouped is not None
+        twins = {"documents": grouped["documents"], "texts": grouped["texts"]}
     return {
         "cluster_resemblance": threshold,
         "clusters": int(sums["clusters"]),
         "clustered_documents": int(sums["documents"]),
-        "largest": int(sums["largest"] or 0),
+        "largest": int(sums["largest"]),
         "identical_documents": int(twins["documents"]),  # documents sharing their exact text with another
         "identical_texts": int(twins["texts"]),
         "linking_edges": int(edges),
