@@ -252,24 +252,32 @@ def read_arrow(out: str | Path, table: str, columns: list[str] | None = None, fi
     return pq.ParquetDataset([storage.locate(f)[1] for f in files], filesystem=fs, filters=filters).read(columns=columns)
 
 
-def row_count(out: str | Path, table: str) -> int:
-    """Rows of a complete table, from its Parquet footers."""
+def open_parquet(name: str, fh: Any) -> Any:
+    """pyarrow's ParquetFile of an open table file; one that is not Parquet (cut short, say) is
+    named in the error, as Spark names it, so the user learns which file to make again."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    try:
+        return pq.ParquetFile(fh)
+    except pa.ArrowInvalid as exc:
+        raise pa.ArrowInvalid(f"{name}: {exc}") from exc
+
+
+def row_count(out: str | Path, table: str) -> int:
+    """Rows of a complete table, from its Parquet footers."""
     total = 0
     for f in parquet_files(out, table):
         with storage.open_input(f) as fh:
-            total += pq.ParquetFile(fh).metadata.num_rows
+            total += open_parquet(f, fh).metadata.num_rows
     return total
 
 
 def _row_groups(out: str | Path, table: str, stats: bool = True):
     """(ParquetFile, row group index, its doc_id statistics or None) over the table's files in order."""
-    import pyarrow.parquet as pq
-
     for name in parquet_files(out, table):
         with storage.open_input(name) as fh:
-            pf = pq.ParquetFile(fh)
+            pf = open_parquet(name, fh)
             at = pf.schema_arrow.get_field_index("doc_id") if stats else -1
             for i in range(pf.metadata.num_row_groups):
                 got = pf.metadata.row_group(i).column(at).statistics if at >= 0 else None
