@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -557,3 +558,48 @@ def test_report_rows_on_the_driver_equal_sparks(which, request, spark_session, m
     texts, spans, _ = got["details"]
     assert spans and all(texts.get(a) and texts.get(b) for a, b in spans)
     assert got["pages"].record_outcomes and got["pages"].clusters and got["hashes"]
+
+
+def _sorted_rows(out: Path, table: str, keys: list[str]) -> list[dict]:
+    rows = _table(out, table).to_pylist()
+    return sorted(rows, key=lambda r: tuple(r[k] for k in keys))
+
+
+def test_hash_freq_keeps_the_fingerprints_sorted_by_hash_and_candidates_seed_from_them(sample_run, tmp_path, monkeypatch):
+    from webwinnow.stages import candidates
+
+    parts = sorted((sample_run / "hash_freq" / "_by_hash").glob("*.parquet"))
+    assert parts
+    seen: set[int] = set()
+    for part in parts:
+        rows = pq.read_table(part)
+        keys = list(zip(*(rows.column(c).to_pylist() for c in ("hash", "doc_id", "pos")), strict=True))
+        assert keys == sorted(keys)  # sorted by hash, document, position
+        hashes = set(rows.column("hash").to_pylist())
+        assert not hashes & seen  # a hash's every row in one part
+        seen |= hashes
+    held = sorted(
+        r for part in parts for r in zip(*(pq.read_table(part).column(c).to_pylist() for c in ("hash", "doc_id", "pos")))
+    )
+    fps = _table(sample_run, "fingerprints")
+    assert held == sorted(zip(*(fps.column(c).to_pylist() for c in ("hash", "doc_id", "pos"))))
+    # a page's opening text as template: some fingerprints excluded, on both paths
+    doc = next(d for d in _table(sample_run, "documents").to_pylist() if d["status"] == "ok" and len(d["text"] or "") > 2000)
+    (tmp_path / "template.txt").write_text(doc["text"][:1500])
+    calls = []
+    real = candidates.seeds_from_parts
+    monkeypatch.setattr(candidates, "seeds_from_parts", lambda *a: calls.append(a) or real(*a))
+    for exclude in ([], ["--exclude", str(tmp_path / "template.txt")]):
+        got = {}
+        for way in ("parts", "shuffle"):
+            out = tmp_path / f"{way}{len(exclude)}"
+            shutil.copytree(sample_run, out)
+            if way == "shuffle":
+                shutil.rmtree(out / "hash_freq" / "_by_hash")
+            before = len(calls)
+            _run(["candidates", "--out", str(out), "--conf", str(CONF), *exclude])
+            assert len(calls) == before + (way == "parts")
+            got[way] = [_sorted_rows(out, t, ["doc_a", "doc_b"]) for t in ("candidate_pairs", "pair_seeds")]
+        assert got["parts"] == got["shuffle"]
+        if exclude:
+            assert json.loads((out / "candidate_pairs" / "_webwinnow.json").read_text())["excluded_hashes"] > 0

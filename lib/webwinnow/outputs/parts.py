@@ -11,6 +11,7 @@ table, named by its task so a retried task rewrites the same part, never adds a 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -72,3 +73,12 @@ def ensure_part(folder: str, schema: pa.Schema) -> None:
     the table has its schema on disk."""
     if not any(e.name.endswith(".parquet") for e in storage.walk(folder, recursive=False)):
         PartWriter(folder, 0, schema).close()
+
+
+def drop_unfinished_parts(folder: str) -> None:
+    """Remove the hidden parts failed task attempts left unfinished in a staged folder (finish_table
+    does so in the table's own folder; this, in a folder inside it)."""
+    if storage.is_uri(storage.canonical(folder)):
+        return  # an object store: a part is one upload, never left half-written
+    for leftover in Path(storage.locate(folder)[1]).glob(".part-*.tmp"):
+        leftover.unlink()

@@ -7,11 +7,14 @@ crawl's templates; such hashes are in the boilerplate report instead. Every pair
 that shares a fingerprint below the cap is emitted (subject to --min-shared): users rely on that
 completeness.
 
-Two shuffles, no self-join: the fingerprints by hash (Spark sorts each partition by hash,
-document, position, and a Numba kernel pairs the rows of every hash's run: see
-webwinnow.analysis.pairing), then the seeds by pair (Spark sorts each partition on a hash of
+No self-join: the fingerprints sorted by hash, each hash's run whole in one task, and a Numba
+kernel pairs the rows of every run (webwinnow.analysis.pairing); then one shuffle of the seeds
+by pair (Spark sorts each partition on a hash of
 the pair, numpy each chunk of whole pairs by pair and positions: _frames.sort_runs; a kernel
-counts each pair's distinct hashes and lists its seeds). The automatic cap reuses the document
+counts each pair's distinct hashes and lists its seeds). The fingerprints come sorted from the
+parts a current hash_freq table keeps (hash_freq.BY_HASH: its counting tasks had them sorted
+already), else from a shuffle by hash that Spark sorts (a check, whose fingerprints join the
+index's; a run folder of an older webwinnow). The automatic cap reuses the document
 frequencies hash_freq counted when that table is current. Memory: a Python worker holds one sorted chunk of about
 CHUNK_ROWS rows plus the seeds of one chunk; Spark's sorts spill to disk.
 
@@ -22,19 +25,23 @@ shared hashes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from .. import schemas
+from .. import schemas, storage
 from ..analysis.boilerplate import auto_max_df
 from ..analysis.pairing import cross_seeds, first_repeats, hash_runs, kept_hash_counts, pair_runs, partition_seeds
 from ..outputs.parts import PartWriter, ensure_part
 from ..outputs.tables import (
+    data_location,
     drop_staged,
     finish_table,
+    open_parquet,
     read_arrow,
     read_table_config,
     row_count,
@@ -200,6 +207,45 @@ def pair_arrow(batches, min_shared: int):
         )
 
 
+def sorted_by_hash(out: str) -> list[str]:
+    """The parts of the fingerprints sorted by hash that a current hash_freq table keeps beside
+    itself (hash_freq.BY_HASH), in order; none when it keeps none (made by an older webwinnow) or
+    is not current (the fingerprints were made again since)."""
+    from .hash_freq import BY_HASH
+
+    if not table_is_current(out, "hash_freq") or (table_meta(out, "hash_freq") or {}).get("by_hash") != BY_HASH:
+        return []
+    folder = storage.child(data_location(out, "hash_freq"), BY_HASH)
+    if storage.info(folder) is None:
+        return []
+    return sorted(
+        e.name
+        for e in storage.walk(folder, recursive=False)
+        if e.name.endswith(".parquet") and not storage.basename(e.name).startswith((".", "_"))
+    )
+
+
+def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of) -> DataFrame:
+    """SEED_ROWS from the sorted parts, one task each: a part holds every row of its hashes, as a
+    partition of the fingerprints shuffled by hash does; the excluded hashes are left out as it
+    is read."""
+    drop = pa.array(np.unique(np.asarray(excluded, np.int64))) if excluded is not None and len(excluded) else None
+
+    def read(batches):
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                yield from seeds_of(_part_batches(parts[i], drop))
+
+    slots = spark.range(0, len(parts), 1, len(parts))  # a range of n ids in n partitions: one part a task
+    return slots.mapInArrow(read, spark_schema(SEED_ROWS))
+
+
+def _part_batches(name: str, drop) -> Iterator[pa.RecordBatch]:
+    with storage.open_input(name) as fh:
+        for batch in open_parquet(name, fh).iter_batches(columns=["hash", "doc_id", "pos"]):
+            yield batch if drop is None else batch.filter(pc.invert(pc.is_in(batch.column("hash"), drop)))
+
+
 def seed_bounds(spark: SparkSession, out: str, fp: DataFrame, excluded, max_repeats: int = 0) -> dict[int, int]:
     """Per document frequency, a bound on the seed rows its hashes make in the self-join: the sum
     of occurrences·(occurrences − 1)/2 (every two occurrences, within a document too); from
@@ -301,12 +347,17 @@ def run(ctx: StageContext) -> dict:
             seeds.abort()
             raise
 
+    parts = [] if check else sorted_by_hash(out)
     with arrow_batch_rows(spark):
         # The seeds and each document's count of hashes below the cap (doc_b = -1) take one
         # shuffle to the pair tasks, which pass the counts on: the seed rows are never cached.
         # Fingerprint hashes rarely tie, so Spark's sort settles nearly every comparison on the
         # first key's prefix; a pair's seeds all tie on (doc_a, doc_b): they are sorted by sort_runs.
-        emitted = fp.repartition("hash").sortWithinPartitions(*order).mapInArrow(seeds_of, spark_schema(SEED_ROWS))
+        if parts:
+            # hash_freq kept the fingerprints sorted by hash: no shuffle of them again
+            emitted = seeds_from_parts(spark, parts, excluded, seeds_of)
+        else:
+            emitted = fp.repartition("hash").sortWithinPartitions(*order).mapInArrow(seeds_of, spark_schema(SEED_ROWS))
         grouped = (
             sort_runs(emitted.repartition("doc_a", "doc_b"), ["doc_a", "doc_b"])
             .mapInArrow(pairs_of, spark_schema(PAIR_COUNTS))

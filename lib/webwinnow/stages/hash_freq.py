@@ -10,6 +10,11 @@ table as a broadcast when they are few, so the texts are read in place, never sh
 The Python tasks write the table themselves (outputs.parts): the counting tasks the hashes seen
 in one document (95% of the rows on the docs corpus), the snippet tasks the others. The JVM gets
 the shared hashes' requests and, per chunk, how many hashes each document frequency has.
+
+The counting tasks also keep what the shuffle gave them: the fingerprints sorted by hash, whole
+hash runs in each part, in the table's hidden folder `_by_hash` (BY_HASH; Spark and pyarrow
+readers skip it). The candidates stage seeds its pairs from those parts, one task each, instead
+of shuffling and sorting every fingerprint again; they live and go with the table.
 """
 
 from __future__ import annotations
@@ -19,10 +24,10 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from .. import schemas
+from .. import schemas, storage
 from ..analysis.pairing import hash_counts
 from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
-from ..outputs.parts import PartWriter, ensure_part
+from ..outputs.parts import PartWriter, drop_unfinished_parts, ensure_part
 from ..outputs.tables import drop_staged, finish_table, stage_table, table_stats, write_arrow
 from . import StageContext
 from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
@@ -50,6 +55,11 @@ SNIPPET_TASKS = 100_000
 #: What a snippet task hands the JVM: how many rows it wrote.
 WROTE = pa.schema([("rows", pa.int64())])
 
+#: The hidden folder of the table that holds the fingerprints sorted by hash (see the module).
+BY_HASH = "_by_hash"
+#: What it holds: (hash, doc_id, pos), sorted, a hash's every row in one part.
+BY_HASH_ROWS = pa.schema([("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int32())])
+
 #: HASH_FREQ as the stage writes it: the counts are never null.
 WRITTEN = pa.schema([f.with_nullable(False) if f.name in ("docs", "hosts") else f for f in schemas.HASH_FREQ])
 
@@ -61,11 +71,14 @@ def doc_hosts(spark: SparkSession, out: str):
     )
 
 
-def counted_arrow(batches, written: PartWriter):
+def counted_arrow(batches, written: PartWriter, by_hash: PartWriter | None = None):
     """COUNTED rows for (hash, doc_id, pos)-sorted batches of (hash, doc_id, pos, host_id); the
     HASH_FREQ rows of the hashes seen in one document go to `written` (no snippet), not to the
-    JVM."""
+    JVM, and the fingerprints themselves, as they came, to `by_hash` (BY_HASH_ROWS)."""
     for chunk in sorted_chunks(batches, ["hash"]):
+        if by_hash is not None:
+            for batch in chunk.select(BY_HASH_ROWS.names).cast(BY_HASH_ROWS).to_batches():
+                by_hash.write(batch)
         host = chunk.column("host_id")
         c = hash_counts(
             chunk.column("hash").to_numpy(),
@@ -140,14 +153,19 @@ def run(ctx: StageContext) -> dict:
         hosts = F.broadcast(hosts)
     fp = read_table(spark, out, "fingerprints").join(hosts, "doc_id", "left")
     folder = stage_table(out, "hash_freq")
+    by_hash = storage.child(folder, BY_HASH)
+    fs, path = storage.locate(by_hash)
+    fs.create_dir(path, recursive=True)
 
     def count(batches):
-        writer = PartWriter(folder, _task(0), WRITTEN)
+        writers = [PartWriter(folder, _task(0), WRITTEN), PartWriter(by_hash, _task(0), BY_HASH_ROWS)]
         try:
-            yield from counted_arrow(batches, writer)
-            writer.close()
+            yield from counted_arrow(batches, *writers)
+            for writer in writers:
+                writer.close()
         except BaseException:
-            writer.abort()
+            for writer in writers:
+                writer.abort()
             raise
 
     # a k-gram spans k kept characters, more in the original; a word about 7, a code token 5
@@ -187,7 +205,9 @@ def run(ctx: StageContext) -> dict:
         texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
         requests.join(texts, "doc_id").mapInArrow(cut, spark_schema(WROTE)).agg(F.sum("rows")).collect()
         ensure_part(folder, WRITTEN)
-        finish_table(out, "hash_freq", cfg, "hash_freq")
+        ensure_part(by_hash, BY_HASH_ROWS)
+        drop_unfinished_parts(by_hash)
+        finish_table(out, "hash_freq", cfg, "hash_freq", {"by_hash": BY_HASH})
     except BaseException:
         drop_staged(out, "hash_freq")
         raise
