@@ -227,7 +227,11 @@ def table_stats(out: str | Path, table: str) -> dict[str, Any] | None:
 
 def parquet_files(out: str | Path, table: str) -> list[str]:
     """The Parquet files of a table, sorted (none when it does not exist)."""
-    where = data_location(out, table)
+    return folder_parquet_files(data_location(out, table))
+
+
+def folder_parquet_files(where: str) -> list[str]:
+    """The Parquet files of a folder, sorted, less the hidden ones (none when it does not exist)."""
     if storage.info(where) is None:
         return []
     return sorted(

@@ -41,6 +41,7 @@ from ..outputs.tables import (
     data_location,
     drop_staged,
     finish_table,
+    folder_parquet_files,
     open_parquet,
     read_arrow,
     read_table_config,
@@ -215,14 +216,7 @@ def sorted_by_hash(out: str) -> list[str]:
 
     if not table_is_current(out, "hash_freq") or (table_meta(out, "hash_freq") or {}).get("by_hash") != BY_HASH:
         return []
-    folder = storage.child(data_location(out, "hash_freq"), BY_HASH)
-    if storage.info(folder) is None:
-        return []
-    return sorted(
-        e.name
-        for e in storage.walk(folder, recursive=False)
-        if e.name.endswith(".parquet") and not storage.basename(e.name).startswith((".", "_"))
-    )
+    return folder_parquet_files(storage.child(data_location(out, "hash_freq"), BY_HASH))
 
 
 def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of) -> DataFrame:
