@@ -29,6 +29,7 @@ from typing import IO
 from warcio.archiveiterator import ArchiveIterator
 
 from .. import storage
+from .lonerecord import lone_record
 
 # warcio logs invalid target URIs with the URI itself, which after damage is page text: logs and
 # the ledger must never hold page content. Our own checks say what was wrong.
@@ -489,8 +490,13 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int, piece: 
             end, error = _inflate_member(fh, pos, spool, max_member)
             length = spool.tell()
             spool.seek(0)
+            lone = lone_record(spool.read(), max_body) if error is None and length <= _SPOOL_IN_MEMORY else None
+            spool.seek(0)
             held: RawRecord | None = None
-            for rec in _iter_stream(spool, length, max_body):
+            if lone is not None:  # the common member, parsed without warcio (see lonerecord)
+                lone["http_status"] = _status(lone["http_status"])
+                held = RawRecord(offset=pos, **lone)
+            for rec in () if lone is not None else _iter_stream(spool, length, max_body):
                 rec.offset, rec.inner = pos, rec.offset
                 if error == "gzip_data_error" and rec.error is None:
                     if rec.digest_ok() is not True:
