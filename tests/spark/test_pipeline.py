@@ -565,6 +565,27 @@ def _sorted_rows(out: Path, table: str, keys: list[str]) -> list[dict]:
     return sorted(rows, key=lambda r: tuple(r[k] for k in keys))
 
 
+def test_hash_freq_counts_each_hashs_hosts_on_the_driver_and_in_spark_alike(sample_run, tmp_path, monkeypatch):
+    from webwinnow.crawl.hosts import host_of
+    from webwinnow.stages import hash_freq
+
+    hosts = {d["doc_id"]: host_of(d["url"]) for d in _table(sample_run, "documents").to_pylist() if d["status"] == "ok"}
+    holders: dict[int, set] = {}
+    for h, d in zip(*(_table(sample_run, "fingerprints").column(c).to_pylist() for c in ("hash", "doc_id")), strict=True):
+        holders.setdefault(h, set()).add(hosts[d])
+    expected = {h: len(held - {None}) for h, held in holders.items()}
+    assert len(set(hosts.values()) - {None}) > 3 and max(expected.values()) > 1  # several hosts, and hashes shared across them
+    # the sample's run read the hosts on the driver; the same stage in Spark (a UDF, xxhash64 of the host)
+    out = tmp_path / "spark"
+    shutil.copytree(sample_run, out)
+    monkeypatch.setattr(hash_freq, "DRIVER_HOSTS", -1)
+    _run(["hash_freq", "--out", str(out), "--conf", str(CONF)])
+    for run in (sample_run, out):
+        got = _table(run, "hash_freq")
+        assert dict(zip(got.column("hash").to_pylist(), got.column("hosts").to_pylist(), strict=True)) == expected
+    assert _sorted_rows(out, "hash_freq", ["hash"]) == _sorted_rows(sample_run, "hash_freq", ["hash"])
+
+
 def test_hash_freq_keeps_the_fingerprints_sorted_by_hash_and_candidates_seed_from_them(sample_run, tmp_path, monkeypatch):
     from webwinnow.stages import candidates
 

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas, storage
 from ..analysis.pairing import hash_counts
 from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
+from ..crawl.hosts import host_of
 from ..outputs.parts import PartWriter, drop_unfinished_parts, ensure_part
-from ..outputs.tables import drop_staged, finish_table, stage_table, table_stats, write_arrow
+from ..outputs.tables import drop_staged, finish_table, read_row_groups, row_count, stage_table, table_stats, write_arrow
 from . import StageContext
 from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
 from ._session import broadcast_rows, cache_level
@@ -60,6 +62,9 @@ BY_HASH = "_by_hash"
 #: What it holds: (hash, doc_id, pos), sorted, a hash's every row in one part.
 BY_HASH_ROWS = pa.schema([("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int32())])
 
+#: Up to this many documents, their hosts are read on the driver (URLs of a few hundred MB at most).
+DRIVER_HOSTS = 2_000_000
+
 #: HASH_FREQ as the stage writes it: the counts are never null.
 WRITTEN = pa.schema([f.with_nullable(False) if f.name in ("docs", "hosts") else f for f in schemas.HASH_FREQ])
 
@@ -69,6 +74,22 @@ def doc_hosts(spark: SparkSession, out: str):
     return (
         read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", url_host(F.col("url")).alias("host"))
     )
+
+
+def host_ids(spark: SparkSession, out: str):
+    """(doc_id, host_id) of ok documents: a number per host, null when the URL has none. Only
+    how many distinct hosts hold a hash is counted, so any number that tells hosts apart will
+    do. A documents table small enough is read on the driver, each distinct URL's host looked up
+    once (no Python UDF job, no workers started for it); a larger one in Spark, by hash of host."""
+    if row_count(out, "documents") > DRIVER_HOSTS:
+        return doc_hosts(spark, out).select("doc_id", F.when(F.col("host").isNotNull(), F.xxhash64("host")).alias("host_id"))
+    ok = [t.filter(pc.equal(t.column("status"), "ok")) for t in read_row_groups(out, "documents", ["doc_id", "url", "status"])]
+    rows = pa.concat_tables(ok) if ok else schemas.DOCUMENTS.empty_table()
+    urls = pc.dictionary_encode(rows.column("url")).combine_chunks()
+    numbers: dict[str, int] = {}
+    of_url = [None if h is None else numbers.setdefault(h, len(numbers)) for h in map(host_of, urls.dictionary.to_pylist())]
+    ids = pa.array(of_url, pa.int64()).take(urls.indices)
+    return spark.createDataFrame(pa.table({"doc_id": rows.column("doc_id"), "host_id": ids}), "doc_id long, host_id long")
 
 
 def counted_arrow(batches, written: PartWriter, by_hash: PartWriter | None = None):
@@ -148,7 +169,7 @@ def _task(first: int) -> int:
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     documents = int((table_stats(out, "doc_stats") or {}).get("documents", BROADCAST_ROWS + 1))
-    hosts = doc_hosts(spark, out).select("doc_id", F.when(F.col("host").isNotNull(), F.xxhash64("host")).alias("host_id"))
+    hosts = host_ids(spark, out)
     if documents <= broadcast_rows(spark, 16, BROADCAST_ROWS):
         hosts = F.broadcast(hosts)
     fp = read_table(spark, out, "fingerprints").join(hosts, "doc_id", "left")
