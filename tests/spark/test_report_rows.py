@@ -86,6 +86,12 @@ def _random_run(out: str, seed: int) -> None:
             row.update(doc_a=a, doc_b=b)
             passages.append(row)
     _write(out, "passages", passages, rng)
+    template = []
+    for a in docs:
+        row = {f.name: _value(rng, f.type) for f in schemas.TEMPLATE_PAIRS}
+        row.update(doc_a=a, doc_b=a + 100, reason=rng.choice(["template", "no_passage"]))
+        template.append(row)
+    _write(out, "template_pairs", template, rng)
     _write(
         out,
         "hash_freq",
@@ -147,3 +153,17 @@ def test_report_rows_on_the_driver_equal_sparks_on_random_tables(tmp_path, spark
     assert total == 150 and len(top) == 150
     assert got["pages"].failed_files and got["pages"].record_outcomes and got["pages"].clusters
     assert any(c.size == 25 and len(c.members) <= 20 for c in got["pages"].clusters)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_passage_statistics_on_the_driver_equal_sparks(tmp_path, spark_session, monkeypatch, seed):
+    from webwinnow.stages import passages
+
+    out = str(tmp_path / "out")
+    _random_run(out, seed)
+    driver = passages.passage_stats(spark_session, out)
+    monkeypatch.setattr(passages, "DRIVER_STATS_ROWS", -1)
+    assert passages.passage_stats(spark_session, out) == driver
+    row, reasons = driver
+    # NaN shares count as boilerplate (Spark orders NaN above every number), nulls are left out
+    assert row["passages"] > row["boilerplate"] > 0 and set(reasons) == {"template", "no_passage"}

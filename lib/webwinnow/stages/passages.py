@@ -475,25 +475,7 @@ def run(ctx: StageContext) -> dict:
     finally:
         for frame in reversed(held):
             frame.unpersist()
-    row = (
-        read_table(spark, out, "passages")
-        .agg(
-            F.count(F.lit(1)).alias("passages"),
-            F.sum(F.col("capped").cast("int")).alias("capped"),
-            F.sum("length").alias("chars"),
-            F.sum(F.least("content_chars_a", "content_chars_b")).alias("content"),
-            F.sum((F.col("boilerplate") >= 0.5).cast("int")).alias("boilerplate"),
-        )
-        .first()
-    )
-    assert row is not None  # an aggregation has one row
-    reasons = {
-        r["reason"]: (r["pairs"], r["passages"] or 0)
-        for r in read_table(spark, out, "template_pairs")
-        .groupBy("reason")
-        .agg(F.count(F.lit(1)).alias("pairs"), F.sum("passages").alias("passages"))
-        .collect()
-    }
+    row, reasons = passage_stats(spark, out)
     return {
         "passages": row["passages"],
         "pairs": row_count(out, "pairs"),
@@ -510,6 +492,59 @@ def run(ctx: StageContext) -> dict:
         "min_content": min_content(cfg),
         "pairs_grown_from_whole_texts": redone,
     }
+
+
+#: Up to this many rows of passages and template_pairs, their statistics are summed on the
+#: driver (a few columns of numbers, read with pyarrow): no Spark job.
+DRIVER_STATS_ROWS = 2_000_000
+
+
+def passage_stats(spark: SparkSession, out: str) -> tuple[dict, dict]:
+    """The stage's sums over its tables: (passages, capped, chars, content, boilerplate) and, per
+    template pair reason, (pairs, passages). Spark's sums: nulls left out, NaN above every number."""
+    if row_count(out, "passages") + row_count(out, "template_pairs") > DRIVER_STATS_ROWS:
+        row = (
+            read_table(spark, out, "passages")
+            .agg(
+                F.count(F.lit(1)).alias("passages"),
+                F.sum(F.col("capped").cast("int")).alias("capped"),
+                F.sum("length").alias("chars"),
+                F.sum(F.least("content_chars_a", "content_chars_b")).alias("content"),
+                F.sum((F.col("boilerplate") >= 0.5).cast("int")).alias("boilerplate"),
+            )
+            .first()
+        )
+        assert row is not None  # an aggregation has one row
+        reasons = {
+            r["reason"]: (r["pairs"], r["passages"] or 0)
+            for r in read_table(spark, out, "template_pairs")
+            .groupBy("reason")
+            .agg(F.count(F.lit(1)).alias("pairs"), F.sum("passages").alias("passages"))
+            .collect()
+        }
+        return {name: value or 0 for name, value in row.asDict().items()}, reasons
+    got = read_arrow(out, "passages", ["capped", "length", "content_chars_a", "content_chars_b", "boilerplate"])
+    share = got.column("boilerplate")
+    many = pc.or_kleene(pc.greater_equal(share, 0.5), pc.is_nan(share))  # NaN >= 0.5 in Spark
+
+    def total(values) -> int:
+        return pc.sum(values).as_py() or 0
+
+    least = pc.min_element_wise(got.column("content_chars_a"), got.column("content_chars_b"), skip_nulls=True)
+    row = {
+        "passages": got.num_rows,
+        "capped": total(pc.cast(got.column("capped"), pa.int64())),
+        "chars": total(got.column("length")),
+        "content": total(least),
+        "boilerplate": total(pc.cast(many, pa.int64())),
+    }
+    pairs = read_arrow(out, "template_pairs", ["reason", "passages"]).group_by("reason", use_threads=False)
+    summed = pairs.aggregate([([], "count_all"), ("passages", "sum")])
+    reasons = {
+        r: (n, p or 0)
+        for r, n, p in zip(*(summed.column(c).to_pylist() for c in ("reason", "count_all", "passages_sum")), strict=True)
+    }
+    return row, reasons
 
 
 def min_content(cfg: RunConfig) -> int:
