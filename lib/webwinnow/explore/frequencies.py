@@ -250,23 +250,24 @@ def max_df_sweep(
     if not fp.num_rows:
         return MaxDfSweep([1], [0], [0], [0.0], min_shared, chosen, bool(pstats.get("max_df_auto")), documents, sample)
     # one row per (hash, document): a pair shares a hash once however often either repeats it
-    hashes, docs = _distinct_pairs(fp.column("hash").to_numpy(), fp.column("doc_id").to_numpy())
+    hashes, docs, occurrences = _distinct_pairs(fp.column("hash").to_numpy(), fp.column("doc_id").to_numpy())
     # documents numbered 0..n-1 in id order: the same pairs, the same doc_a < doc_b
     ids, docs = np.unique(docs, return_inverse=True)
-    held, df = np.unique(hashes, return_counts=True)
-    occurrences = _occurrences(fp, held)
+    df = _run_lengths(hashes)  # documents per distinct hash, in hash order
     levels, level_hashes = np.unique(df, return_counts=True)
     cost = np.cumsum(level_hashes * levels * (levels - 1) // 2)
     top = int(levels[cost <= max_seeds].max()) if (cost <= max_seeds).any() else 1
     limited = None
     if top < int(levels.max()):
         limited = f"the seed budget ({max_seeds:,} seeds) stops the sweep at max_df = {top:,}"
-    chunks = list(partition_seeds(hashes, docs, np.zeros(len(hashes), np.int32), top))
+    # each row's hash's document frequency rides in the seeds' position field (pos_a): no
+    # lookup of every seed's hash afterwards
+    chunks = list(partition_seeds(hashes, docs, np.repeat(df, df).astype(np.int32), top))
     if chunks:
         a = np.concatenate([s.doc_a for s in chunks])
         b = np.concatenate([s.doc_b for s in chunks])
-        h = np.concatenate([s.hash for s in chunks])
-        q = pair_thresholds(a, b, df[np.searchsorted(held, h)], min_shared, len(ids))
+        seed_df = np.concatenate([s.pos_a for s in chunks]).astype(np.int64)
+        q = pair_thresholds(a, b, seed_df, min_shared, len(ids))
     else:
         q = np.zeros(0, np.int64)
     q = np.sort(q)
@@ -282,18 +283,20 @@ def max_df_sweep(
     return MaxDfSweep(caps, pairs, above, share, min_shared, chosen, bool(pstats.get("max_df_auto")), documents, sample, limited)
 
 
-def _distinct_pairs(hashes: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _run_lengths(values: np.ndarray) -> np.ndarray:
+    """The lengths of the runs of equal values of a sorted array."""
+    if not len(values):
+        return np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    return np.diff(np.r_[starts, len(values)])
+
+
+def _distinct_pairs(hashes: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct (hash, doc) pairs sorted by hash, then doc (np.unique(axis=0) without its
-    structured-array sort, several times slower)."""
+    structured-array sort, several times slower), and the fingerprints of each distinct hash,
+    in hash order (a document repeating a k-gram holds it more than once)."""
     order = np.lexsort((docs, hashes))
     h, d = hashes[order], docs[order]
     new = np.ones(len(h), bool)
     new[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
-    return np.ascontiguousarray(h[new]), np.ascontiguousarray(d[new])
-
-
-def _occurrences(fp, held: np.ndarray) -> np.ndarray:
-    """Fingerprints per distinct hash (a document repeating a k-gram holds it more than once)."""
-    values, counts = np.unique(fp.column("hash").to_numpy(), return_counts=True)
-    assert np.array_equal(values, held)
-    return counts
+    return np.ascontiguousarray(h[new]), np.ascontiguousarray(d[new]), _run_lengths(h)
