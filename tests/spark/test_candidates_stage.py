@@ -128,3 +128,19 @@ def test_excluded_template_text_is_never_paired(tmp_path):
     # the template no longer counts towards doc 1's fingerprints either
     record = json.loads((tmp_path / "candidate_pairs" / "_webwinnow.json").read_text())
     assert record["excluded_hashes"] == len(set(template_hashes.tolist()))
+
+
+@pytest.mark.parametrize("max_repeats", [0, 2])
+def test_seed_bounds_on_the_driver_equal_sparks(sample_run, spark_session, monkeypatch, max_repeats):
+    import numpy as np
+
+    from webwinnow.stages import candidates
+
+    hf = pq.read_table(sample_run / "hash_freq")
+    shared = hf.filter(pa.compute.greater_equal(hf.column("docs"), 2)).column("hash").to_numpy()
+    for excluded in (None, np.sort(shared[::3])):
+        driver = candidates.seed_bounds(spark_session, str(sample_run), None, excluded, max_repeats)
+        monkeypatch.setattr(candidates, "DRIVER_HASHES", -1)
+        spark = candidates.seed_bounds(spark_session, str(sample_run), None, excluded, max_repeats)
+        monkeypatch.undo()
+        assert driver == spark and sum(driver.values()) > 0

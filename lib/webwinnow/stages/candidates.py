@@ -44,6 +44,7 @@ from ..outputs.tables import (
     folder_parquet_files,
     open_parquet,
     read_arrow,
+    read_row_groups,
     read_table_config,
     row_count,
     stage_table,
@@ -63,6 +64,9 @@ SEED_ROWS = pa.schema(
 )
 #: A check's boilerplate hashes up to this many are broadcast to the fingerprints they leave out.
 BROADCAST_HASHES = 2_000_000
+#: Up to this many rows of hash_freq, the automatic cap's seed bounds are summed on the driver
+#: (three columns of numbers, a row group at a time): no Spark job.
+DRIVER_HASHES = 20_000_000
 #: What the pair-run kernel emits: one row per pair with its distinct shared hashes and seeds.
 PAIR_ROWS = pa.schema(
     [
@@ -244,6 +248,8 @@ def seed_bounds(spark: SparkSession, out: str, fp: DataFrame, excluded, max_repe
     """Per document frequency, a bound on the seed rows its hashes make in the self-join: the sum
     of occurrences·(occurrences − 1)/2 (every two occurrences, within a document too); from
     hash_freq when it is current, else counted from the fingerprints."""
+    if table_is_current(out, "hash_freq") and row_count(out, "hash_freq") <= DRIVER_HASHES:
+        return _seed_bounds_on_driver(out, excluded, max_repeats)
     if table_is_current(out, "hash_freq"):
         freq = read_table(spark, out, "hash_freq").select("hash", "docs", "occurrences")
         if excluded is not None and len(excluded):
@@ -257,6 +263,28 @@ def seed_bounds(spark: SparkSession, out: str, fp: DataFrame, excluded, max_repe
         r["docs"]: int(r["seeds"])
         for r in freq.filter(F.col("docs") >= 2).groupBy("docs").agg(F.sum(pairs.cast("long")).alias("seeds")).collect()
     }
+
+
+def _seed_bounds_on_driver(out: str, excluded, max_repeats: int) -> dict[int, int]:
+    """seed_bounds from hash_freq read with pyarrow a row group at a time, in Spark's arithmetic
+    (the halving in double precision, as Spark's `/` does it)."""
+    cap = max_repeats or 2**31
+    sums: dict[int, int] = {}
+    for group in read_row_groups(out, "hash_freq", ["hash", "docs", "occurrences"]):
+        docs = group.column("docs").to_numpy(zero_copy_only=False).astype(np.int64)
+        keep = docs >= 2
+        if excluded is not None and len(excluded):
+            keep &= ~np.isin(group.column("hash").to_numpy(zero_copy_only=False), excluded)
+        docs = docs[keep]
+        occurrences = pc.fill_null(group.column("occurrences"), 2**62).to_numpy().astype(np.int64)[keep]  # least() skips a null
+        seeding = np.minimum(occurrences, docs * cap)
+        seeds = ((seeding * (seeding - 1)).astype(np.float64) / 2).astype(np.int64)
+        levels, at = np.unique(docs, return_inverse=True)
+        summed = np.zeros(len(levels), np.int64)
+        np.add.at(summed, at, seeds)
+        for level, total in zip(levels.tolist(), summed.tolist(), strict=True):
+            sums[level] = sums.get(level, 0) + total
+    return sums
 
 
 def df_counts(spark: SparkSession, out: str, fp: DataFrame, excluded) -> list[tuple[int, int]]:
