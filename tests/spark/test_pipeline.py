@@ -565,6 +565,23 @@ def _sorted_rows(out: Path, table: str, keys: list[str]) -> list[dict]:
     return sorted(rows, key=lambda r: tuple(r[k] for k in keys))
 
 
+def test_template_kgrams_summed_on_the_driver_and_in_spark_alike(sample_run, tmp_path, monkeypatch):
+    from webwinnow.stages import passages
+
+    max_df = json.loads((sample_run / "candidate_pairs" / "_webwinnow.json").read_text())["stats"]["max_df"]
+    want = _sorted_rows(sample_run, "template_kgrams", ["hash"])
+    assert want and min(r["docs"] for r in want) > max_df
+    # Spark sums the edge tasks' parts; each task sums a batch at a time (a hash in several sums)
+    for name in ("DRIVER_EDGE_ROWS", "EDGE_SUM_ROWS"):
+        out = tmp_path / name
+        shutil.copytree(sample_run, out)
+        monkeypatch.setattr(passages, name, -1 if name == "DRIVER_EDGE_ROWS" else 1)
+        _run(["passages", "--out", str(out), "--conf", str(CONF)])
+        monkeypatch.undo()
+        assert _sorted_rows(out, "template_kgrams", ["hash"]) == want
+        assert not [p.name for p in out.iterdir() if "edges" in p.name]  # the counts are gone once summed
+
+
 def test_hash_freq_counts_each_hashs_hosts_on_the_driver_and_in_spark_alike(sample_run, tmp_path, monkeypatch):
     from webwinnow.crawl.hosts import host_of
     from webwinnow.stages import hash_freq

@@ -52,12 +52,15 @@ from ..outputs.parts import PartWriter, ensure_part
 from ..outputs.tables import (
     drop_staged,
     finish_table,
+    folder_parquet_files,
+    open_parquet,
     parquet_files,
     read_arrow,
     read_table_config,
     row_count,
     stage_table,
     table_meta,
+    write_arrow,
     write_table,
 )
 from . import StageContext
@@ -108,6 +111,8 @@ WRITTEN = {"passages": schemas.PASSAGES, "pairs": schemas.PAIRS, "template_pairs
 WHOLE_TASKS = 100_000
 
 EDGE_COUNTS = pa.schema([("hash", pa.int64()), ("docs", pa.int64())])
+#: What an edge task hands the JVM: how many rows it wrote.
+EDGE_ROWS = pa.schema([("rows", pa.int64())])
 
 
 def edge_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
@@ -137,24 +142,75 @@ def _edge_counts(texts: pa.Array, cfg: RunConfig, boilerplate: np.ndarray) -> pa
     return pa.record_batch([pa.array(hashes, pa.int64()), pa.array(docs.astype(np.int64))], schema=EDGE_COUNTS)
 
 
+#: Up to this many edge rows (a hash and a count, per documents file), the template k-grams are
+#: summed on the driver; beyond, in Spark, from the same files.
+DRIVER_EDGE_ROWS = 20_000_000
+#: Edge rows an edge task sums at a time (about 100 MB of arrays).
+EDGE_SUM_ROWS = 4_000_000
+#: Where the edge tasks write their counts: a hidden staging folder beside the table's.
+EDGES = "template_kgram_edges"
+
+
 def template_kgrams(spark: SparkSession, out: str, cfg: RunConfig, shared, max_df: int) -> np.ndarray:
     """Writes `template_kgrams` and returns their hashes, sorted: the k-grams more than max_df
     documents hold next to a block of their template text. Small: each is in more than max_df
     documents' at most 2w k-grams per block, so they number at most (2w · blocks) / max_df.
 
-    One task per Parquet file of the documents reads its texts with pyarrow: no page text goes
-    through the JVM, which only sums the counts."""
+    One task per Parquet file of the documents reads its texts with pyarrow and writes its
+    counts (a row per distinct edge k-gram of the file) as a part: no page text and no count
+    goes through the JVM, which gets a row count per task. Nearly every edge k-gram is a page's
+    own (about 14,000 per MB of HTML, nearly all distinct): summing them in Spark cost more than
+    finding them. Up to DRIVER_EDGE_ROWS the driver sums the parts; beyond, Spark does."""
     files = [f for table in ("documents", "indexed_documents") if table_meta(out, table) for f in parquet_files(out, table)]
+    folder = stage_table(out, EDGES)
+    sum_rows = EDGE_SUM_ROWS
 
     def edges_of(batches):
         for batch in batches:
             for i in batch.column("id").to_pylist():
-                yield from _file_edges(files[i], cfg, shared.value)
+                writer = PartWriter(folder, i, EDGE_COUNTS)
+                try:
+                    held: list[pa.RecordBatch] = []
+                    for batch in _file_edges(files[i], cfg, shared.value):
+                        held.append(batch)
+                        if sum(b.num_rows for b in held) >= sum_rows:  # memory: a hash may repeat across sums
+                            writer.write(_summed(held))
+                            held = []
+                    writer.write(_summed(held))
+                    writer.close()
+                except BaseException:
+                    writer.abort()
+                    raise
+                yield pa.RecordBatch.from_arrays([pa.array([writer.rows], pa.int64())], schema=EDGE_ROWS)
 
-    counts = spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(edges_of, spark_schema(EDGE_COUNTS))
-    frequent = counts.groupBy("hash").agg(F.sum("docs").alias("docs")).filter(F.col("docs") > max_df)
-    write_table(frequent.select(*schemas.TEMPLATE_KGRAMS.names), out, "template_kgrams", cfg, "passages")
+    try:
+        written = spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(edges_of, spark_schema(EDGE_ROWS)).collect()
+        if sum(r["rows"] for r in written) <= DRIVER_EDGE_ROWS:
+            counts = _summed([b for name in folder_parquet_files(folder) for b in _part_batches(name)])
+            frequent = counts.filter(pc.greater(counts.column("docs"), max_df))
+            write_arrow(pa.Table.from_batches([frequent]), out, "template_kgrams", cfg, "passages")
+        else:
+            counts = spark.read.schema(spark_schema(EDGE_COUNTS)).parquet(folder).groupBy("hash").agg(F.sum("docs").alias("docs"))
+            frequent = counts.filter(F.col("docs") > max_df)
+            write_table(frequent.select(*schemas.TEMPLATE_KGRAMS.names), out, "template_kgrams", cfg, "passages")
+    finally:
+        drop_staged(out, EDGES)
     return template_kgram_hashes(out)
+
+
+def _part_batches(name: str) -> list[pa.RecordBatch]:
+    with storage.open_input(name) as fh:
+        return open_parquet(name, fh).read().to_batches()
+
+
+def _summed(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    """EDGE_COUNTS with each hash once, its counts summed, sorted by hash."""
+    hashes = np.concatenate([b.column("hash").to_numpy() for b in batches]) if batches else np.zeros(0, np.int64)
+    docs = np.concatenate([b.column("docs").to_numpy() for b in batches]) if batches else np.zeros(0, np.int64)
+    unique, at = np.unique(hashes, return_inverse=True)
+    summed = np.zeros(len(unique), np.int64)
+    np.add.at(summed, at, docs)
+    return pa.record_batch([pa.array(unique, pa.int64()), pa.array(summed, pa.int64())], schema=EDGE_COUNTS)
 
 
 def template_kgram_hashes(out: str) -> np.ndarray:
