@@ -582,7 +582,7 @@ def test_template_kgrams_summed_on_the_driver_and_in_spark_alike(sample_run, tmp
         assert not [p.name for p in out.iterdir() if "edges" in p.name]  # the counts are gone once summed
 
 
-def test_hash_freq_counts_each_hashs_hosts_on_the_driver_and_in_spark_alike(sample_run, tmp_path, monkeypatch):
+def test_hash_freq_counts_hosts_and_cuts_snippets_on_the_driver_and_in_spark_alike(sample_run, tmp_path, monkeypatch):
     from webwinnow.crawl.hosts import host_of
     from webwinnow.stages import hash_freq
 
@@ -592,15 +592,20 @@ def test_hash_freq_counts_each_hashs_hosts_on_the_driver_and_in_spark_alike(samp
         holders.setdefault(h, set()).add(hosts[d])
     expected = {h: len(held - {None}) for h, held in holders.items()}
     assert len(set(hosts.values()) - {None}) > 3 and max(expected.values()) > 1  # several hosts, and hashes shared across them
-    # the sample's run read the hosts on the driver; the same stage in Spark (a UDF, xxhash64 of the host)
+    # The sample's run read the hosts on the driver and cut the snippets in one task per
+    # documents file; the same stage in Spark: hosts by a UDF and xxhash64, snippets from the
+    # texts joined to the requests.
     out = tmp_path / "spark"
     shutil.copytree(sample_run, out)
     monkeypatch.setattr(hash_freq, "DRIVER_HOSTS", -1)
+    monkeypatch.setattr(hash_freq, "BROADCAST_ROWS", -1)
     _run(["hash_freq", "--out", str(out), "--conf", str(CONF)])
     for run in (sample_run, out):
         got = _table(run, "hash_freq")
         assert dict(zip(got.column("hash").to_pylist(), got.column("hosts").to_pylist(), strict=True)) == expected
-    assert _sorted_rows(out, "hash_freq", ["hash"]) == _sorted_rows(sample_run, "hash_freq", ["hash"])
+    rows = _sorted_rows(sample_run, "hash_freq", ["hash"])
+    assert _sorted_rows(out, "hash_freq", ["hash"]) == rows
+    assert sum(r["snippet"] is not None for r in rows) == sum(r["docs"] >= 2 for r in rows) > 100
 
 
 def test_hash_freq_keeps_the_fingerprints_sorted_by_hash_and_candidates_seed_from_them(sample_run, tmp_path, monkeypatch):

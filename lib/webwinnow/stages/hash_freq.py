@@ -30,10 +30,21 @@ from ..analysis.pairing import hash_counts
 from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
 from ..crawl.hosts import host_of
 from ..outputs.parts import PartWriter, drop_unfinished_parts, ensure_part
-from ..outputs.tables import drop_staged, finish_table, read_row_groups, row_count, stage_table, table_stats, write_arrow
+from ..outputs.tables import (
+    drop_staged,
+    finish_table,
+    open_parquet,
+    parquet_files,
+    read_row_groups,
+    row_count,
+    stage_table,
+    table_stats,
+    write_arrow,
+)
 from . import StageContext
 from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
 from ._session import broadcast_rows, cache_level
+from ._shared import share
 
 #: Broadcast a side of a join below this many rows (16–24 bytes a row): the other side, the
 #: fingerprints or the texts, then stays where it is.
@@ -159,6 +170,67 @@ def snippet_arrow(batches, chars: int):
         )
 
 
+#: A snippet request: the hash's HASH_FREQ columns and where in which document it is cut.
+REQUEST_COLUMNS = ("hash", "docs", "occurrences", "hosts", "doc_id", "pos")
+
+
+def _cut_in_files(spark: SparkSession, out: str, folder: str, requests: pa.Table, chars: int) -> None:
+    """The snippets of `requests` (REQUEST_COLUMNS), cut by one task per Parquet file of the
+    documents, which reads its ok texts with pyarrow and writes its part of the table: the texts
+    never pass through the JVM, which gets a row count per task."""
+    order = np.lexsort((requests.column("pos").to_numpy(), requests.column("doc_id").to_numpy()))
+    table = np.stack([requests.column(c).to_numpy().astype(np.int64)[order] for c in REQUEST_COLUMNS], axis=1)
+    held = share(spark, table.reshape(-1, len(REQUEST_COLUMNS)), out)
+    files = parquet_files(out, "documents")
+
+    def cut_files(batches):
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                writer = PartWriter(folder, SNIPPET_TASKS + i, WRITTEN)
+                try:
+                    for rows in file_snippets(files[i], held.value, chars):
+                        writer.write(rows)
+                    writer.close()
+                except BaseException:
+                    writer.abort()
+                    raise
+                yield pa.RecordBatch.from_arrays([pa.array([writer.rows], pa.int64())], schema=WROTE)
+
+    try:
+        spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(cut_files, spark_schema(WROTE)).collect()
+    finally:
+        held.unpersist()
+
+
+def file_snippets(name: str, requests: np.ndarray, chars: int):
+    """HASH_FREQ rows with snippets for the requests (REQUEST_COLUMNS rows, sorted by doc_id) of
+    the ok documents in one documents file: each text decoded once, sliced per request."""
+    doc_of = requests[:, 4]
+    with storage.open_input(name) as fh:
+        for batch in open_parquet(name, fh).iter_batches(batch_size=1024, columns=["doc_id", "text", "status"]):
+            ids = batch.column("doc_id").to_numpy(zero_copy_only=False)
+            wanted = np.flatnonzero(np.isin(ids, doc_of) & pc.equal(batch.column("status"), "ok").to_numpy(zero_copy_only=False))
+            if not len(wanted):
+                continue
+            texts = batch.column("text").take(pa.array(wanted)).to_pylist()
+            lo = np.searchsorted(doc_of, ids[wanted], side="left")
+            hi = np.searchsorted(doc_of, ids[wanted], side="right")
+            rows = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi, strict=True)])
+            snippets = [text[p : p + chars] for text, a, b in zip(texts, lo, hi, strict=True) for p in requests[a:b, 5].tolist()]
+            picked = requests[rows]
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(picked[:, 0]),
+                    pa.array(picked[:, 1]),
+                    pa.array(picked[:, 2]),
+                    pa.array(picked[:, 3]),
+                    pa.array(picked[:, 4]),
+                    pa.array(snippets, pa.string()),
+                ],
+                schema=WRITTEN,
+            )
+
+
 def _task(first: int) -> int:
     from pyspark import TaskContext
 
@@ -216,15 +288,16 @@ def run(ctx: StageContext) -> dict:
                 (r["docs"], r["hashes"])
                 for r in counted.filter(F.col("hash").isNull()).groupBy("docs").agg(F.sum("hashes").alias("hashes")).collect()
             ]
-        requests = (
-            counted.filter(F.col("hash").isNotNull())
-            .groupBy("doc_id")
-            .agg(F.collect_list(F.struct("hash", "docs", "occurrences", "hosts", "pos")).alias("requests"))
-        )
+        shared = counted.filter(F.col("hash").isNotNull())
         if sum(n for d, n in fof if d >= 2) <= broadcast_rows(spark, 48, BROADCAST_ROWS):  # a request per shared hash
-            requests = F.broadcast(requests)
-        texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
-        requests.join(texts, "doc_id").mapInArrow(cut, spark_schema(WROTE)).agg(F.sum("rows")).collect()
+            # few: every task has them all, and one task per documents file reads its texts itself
+            _cut_in_files(spark, out, folder, shared.select(*REQUEST_COLUMNS).toArrow(), chars)
+        else:
+            requests = shared.groupBy("doc_id").agg(
+                F.collect_list(F.struct("hash", "docs", "occurrences", "hosts", "pos")).alias("requests")
+            )
+            texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
+            requests.join(texts, "doc_id").mapInArrow(cut, spark_schema(WROTE)).agg(F.sum("rows")).collect()
         ensure_part(folder, WRITTEN)
         ensure_part(by_hash, BY_HASH_ROWS)
         drop_unfinished_parts(by_hash)
