@@ -565,6 +565,24 @@ def _sorted_rows(out: Path, table: str, keys: list[str]) -> list[dict]:
     return sorted(rows, key=lambda r: tuple(r[k] for k in keys))
 
 
+def test_passages_cut_from_texts_read_in_their_files_equal_those_joined_in_spark(sample_run, tmp_path, monkeypatch):
+    from webwinnow.stages import passages
+
+    # the sample's run read each documents file in a task of its own; here Spark joins the
+    # requests to the texts, as it does when they are too many to broadcast
+    out = tmp_path / "joined"
+    shutil.copytree(sample_run, out)
+    monkeypatch.setattr(passages, "BROADCAST_ROWS", -1)
+    _run(["passages", "--out", str(out), "--conf", str(CONF)])
+    for table, keys in (
+        ("passages", ["doc_a", "doc_b", "start_a", "start_b"]),
+        ("pairs", ["doc_a", "doc_b"]),
+        ("template_pairs", ["doc_a", "doc_b"]),
+    ):
+        assert _sorted_rows(out, table, keys) == _sorted_rows(sample_run, table, keys), table
+    assert _table(out, "pairs").num_rows > 10
+
+
 def test_template_kgrams_summed_on_the_driver_and_in_spark_alike(sample_run, tmp_path, monkeypatch):
     from webwinnow.stages import passages
 

@@ -230,6 +230,80 @@ def _file_edges(name: str, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[
                 yield from edge_arrow(ok, cfg, boilerplate)
 
 
+def file_sides(spark: SparkSession, out: str, requests: pa.Table, cfg: RunConfig, shared, template, held: list):
+    """WINDOWS rows from one task per Parquet file of the documents (the indexed ones too, in a
+    check): the b window of every request (doc_id, doc_a, doc_b, side, lo, hi) whose page the
+    file holds, cut as the window pass cuts them, and the whole text (side -1) of every page that
+    is some request's a. The requests and the a pages travel to every task; each appends what
+    it shares to `held`, to be unpersisted when the stage is done."""
+    columns = [requests.column(c).to_numpy().astype(np.int64) for c in ("doc_id", "doc_a", "doc_b", "lo", "hi")]
+    order = np.lexsort((columns[2], columns[1], columns[0]))
+    table = np.stack([c[order] for c in columns], axis=1).reshape(-1, 5)
+    wanted, firsts = share(spark, table, out), share(spark, np.unique(columns[1]), out)
+    held.extend([wanted, firsts])
+    files = [f for name in ("documents", "indexed_documents") if table_meta(out, name) for f in parquet_files(out, name)]
+
+    def sides_of(batches):
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                yield from _file_sides(files[i], wanted.value, firsts.value, cfg, shared.value, template.value)
+
+    return spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(sides_of, spark_schema(WINDOWS))
+
+
+def _file_sides(
+    name: str, requests: np.ndarray, firsts: np.ndarray, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray
+) -> Iterator[pa.RecordBatch]:
+    fs, path = storage.locate(name)
+    with fs.open_input_file(path) as fh:
+        for batch in pq.ParquetFile(fh).iter_batches(batch_size=1024, columns=["doc_id", "text", "status"]):
+            ok = batch.filter(pc.equal(batch.column("status"), "ok"))
+            ids = ok.column("doc_id").to_numpy()
+            whole = np.flatnonzero(np.isin(ids, firsts))
+            if len(whole):
+                at = pa.array(whole)
+                n = len(whole)
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        ok.column("doc_id").take(at),
+                        pa.array(np.full(n, -1, np.int64)),
+                        pa.array(np.full(n, -1, np.int32)),
+                        *(pa.nulls(n, WINDOWS.field(c).type) for c in WINDOW_VALUES),
+                        ok.column("text").take(at),
+                        *(pa.nulls(n, WINDOWS.field(c).type) for c in WINDOW_LISTS),
+                    ],
+                    schema=WINDOWS,
+                )
+            lo = np.searchsorted(requests[:, 0], ids, "left")
+            hi = np.searchsorted(requests[:, 0], ids, "right")
+            rows = np.flatnonzero(hi > lo)
+            if not len(rows):
+                continue
+            index = np.concatenate([np.arange(a, b) for a, b in zip(lo[rows], hi[rows], strict=True)])
+            picked = requests[index]
+            values = pa.StructArray.from_arrays(
+                [
+                    pa.array(picked[:, 1]),
+                    pa.array(picked[:, 2]),
+                    pa.array(np.ones(len(index), np.int32)),
+                    pa.array(picked[:, 3]),
+                    pa.array(picked[:, 4]),
+                ],
+                names=["doc_a", "doc_b", "side", "lo", "hi"],
+            )
+            offsets = pa.array(np.r_[0, np.cumsum(hi[rows] - lo[rows])].astype(np.int32))
+            at = pa.array(rows)
+            yield from window_arrow(
+                pa.RecordBatch.from_arrays(
+                    [ok.column("doc_id").take(at), pa.ListArray.from_arrays(offsets, values), ok.column("text").take(at)],
+                    names=["doc_id", "requests", "text"],
+                ),
+                cfg,
+                boilerplate,
+                template,
+            )
+
+
 def settle(grown: pa.RecordBatch, table: pa.Table, least: int, whole: bool = False) -> tuple[pa.RecordBatch, ...]:
     """What the grow task writes and hands on for the pairs of grow_arrow's input `table`, given
     what grow_arrow grew of them: (their PASSAGES rows when they share content, the PAIRS rows of
@@ -425,6 +499,7 @@ def run(ctx: StageContext) -> dict:
         for batch in batches:
             yield from window_arrow(batch, cfg, shared.value, shared_template.value)
 
+    held: list = [shared, shared_template]  # unpersisted when the stage is done, like the frames
     window_types = spark_schema(WINDOWS)
     seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
 
@@ -461,31 +536,30 @@ def run(ctx: StageContext) -> dict:
             lo_b, hi_b = F.lit(0).cast("long"), F.lit(2**62).cast("long")
         else:
             lo_b, hi_b = (F.expr(f"array_{f}(transform(seeds, s -> s.pos_b))").cast("long") for f in ("min", "max"))
-        requests = (
-            seeds.select(
-                F.col("doc_b").alias("doc_id"), "doc_a", "doc_b", F.lit(1).alias("side"), lo_b.alias("lo"), hi_b.alias("hi")
-            )
-            .groupBy("doc_id")
-            .agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
+        requests = seeds.select(
+            F.col("doc_b").alias("doc_id"), "doc_a", "doc_b", F.lit(1).alias("side"), lo_b.alias("lo"), hi_b.alias("hi")
         )
-        firsts = seeds.select(F.col("doc_a").alias("doc_id"))
         if pairs <= broadcast_rows(spark, 64, BROADCAST_ROWS):  # a request of each side and a first per pair
-            # the texts are then read where they are, never shuffled
-            requests, firsts = F.broadcast(requests), F.broadcast(firsts)
-        windows = requests.join(texts, "doc_id").mapInArrow(windows_of, window_types)
-        # Side a travels as its whole text, once per document: a page is in 39 pairs on average
-        # (docs corpus), and its windows, cut per pair, were 28 times its text. The grow task
-        # cuts side a's windows from it (with_a_windows).
-        documents = texts.join(firsts, "doc_id", "left_semi").select(
-            F.col("doc_id").alias("doc_a"),
-            F.lit(-1).cast("long").alias("doc_b"),
-            F.lit(-1).alias("side"),
-            *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_VALUES),
-            "text",
-            *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
-            F.lit(None).cast(seed_type).alias("seeds"),
-            *(F.lit(None).cast(candidate_types[name].dataType).alias(name) for name in CANDIDATE),
-        )
+            # Few: every task has them all, and one task per documents file reads its own texts
+            # (pyarrow), cuts the b windows and sends the a texts: no text is read by the JVM.
+            sides = file_sides(spark, out, requests.toArrow(), cfg, shared, shared_template, held)
+        else:
+            grouped = requests.groupBy("doc_id").agg(
+                F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests")
+            )
+            windows = grouped.join(texts, "doc_id").mapInArrow(windows_of, window_types)
+            # Side a travels as its whole text, once per document: a page is in 39 pairs on
+            # average (docs corpus), and its windows, cut per pair, were 28 times its text. The
+            # grow task cuts side a's windows from it (with_a_windows).
+            documents = texts.join(seeds.select(F.col("doc_a").alias("doc_id")), "doc_id", "left_semi").select(
+                F.col("doc_id").alias("doc_a"),
+                F.lit(-1).cast("long").alias("doc_b"),
+                F.lit(-1).alias("side"),
+                *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_VALUES),
+                "text",
+                *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
+            )
+            sides = windows.unionByName(documents)
         # One shuffle brings each document (side -1), the b windows of its pairs (side 1) and
         # their seeds with their candidate columns (side 2) together.
         seed_rows = seeds.select(
@@ -497,10 +571,9 @@ def run(ctx: StageContext) -> dict:
             *CANDIDATE,
         )
         return (
-            windows.withColumn("seeds", F.lit(None).cast(seed_type))
+            sides.withColumn("seeds", F.lit(None).cast(seed_type))
             .withColumns({name: F.lit(None).cast(candidate_types[name].dataType) for name in CANDIDATE})
             .unionByName(seed_rows)
-            .unionByName(documents)
             .repartition("doc_a")
             .sortWithinPartitions("doc_a", "doc_b", "side")
             .mapInArrow(grow, spark_schema(REDO))
@@ -510,7 +583,6 @@ def run(ctx: StageContext) -> dict:
     candidates = read_table(spark, out, "candidate_pairs")
     candidate_types = candidates.schema
     seeds = read_table(spark, out, "pair_seeds").join(candidates, ["doc_a", "doc_b"])
-    held = [shared, shared_template]  # unpersisted when the stage is done, like the frames
     try:
         redo = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(cache_level(spark))
         held.append(redo)
