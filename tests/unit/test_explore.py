@@ -55,6 +55,40 @@ def test_pair_min_df_keeps_no_bitmap_past_its_limit_and_checks_the_numbering():
         pair_min_df(a, b, df, 2)
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 25), st.integers(0, 12)), max_size=150), st.integers(1, 14))
+def test_pairs_by_min_df_pair_each_hashs_documents_as_the_seeds_do(rows, top):
+    from webwinnow.analysis.pairing import pairs_by_min_df
+
+    distinct = sorted(set(rows))  # by hash, then document, once each
+    docs = np.array([d for _, d in distinct], np.int64)
+    df = np.array(list(Counter(h for h, _ in distinct).values()), np.int64)  # hash order: Counter keeps it
+    counts = pairs_by_min_df(docs, df, top, 13)
+    assert counts.shape == (top + 1,) and counts[:2].sum() == 0
+    reached = np.cumsum(counts)
+    for cap in range(1, top + 1):
+        assert reached[cap] == len(pairs_under_cap(rows, cap, 1)), cap
+    # the pairs above the cap are not counted, whatever they share below it
+    a, b, seed_df = _seeds(rows)
+    under = seed_df <= top
+    expected = np.bincount(pair_thresholds(a[under], b[under], seed_df[under], 1), minlength=top + 1)
+    assert np.array_equal(counts, expected[: top + 1])
+
+
+def test_pairs_by_min_df_keep_no_bitmap_past_its_limit_and_check_their_input():
+    from webwinnow.analysis.pairing import PAIR_BITMAP_BITS, pairs_by_min_df
+
+    docs, df = np.array([0, 2, 1, 2]), np.array([2, 2])
+    assert pairs_by_min_df(docs, df, 2, 3).tolist() == [0, 0, 2]
+    assert pairs_by_min_df(docs, df, 2, int(PAIR_BITMAP_BITS**0.5) + 1) is None
+    with pytest.raises(ValueError, match="numbered"):
+        pairs_by_min_df(docs, df, 2, 2)
+    with pytest.raises(ValueError, match="summing"):
+        pairs_by_min_df(docs, np.array([3, 2]), 2, 3)
+    with pytest.raises(ValueError, match="max_df"):
+        pairs_by_min_df(docs, df, 0, 3)
+
+
 def test_pair_thresholds_take_the_min_shared_th_smallest_frequency():
     a = np.array([1, 1, 1, 2], np.int64)
     b = np.array([5, 5, 5, 7], np.int64)

@@ -388,3 +388,50 @@ def _first_seen(doc_a, doc_b, df, order, n_docs):
             out[n] = df[i]
             n += 1
     return out[:n]
+
+
+def pairs_by_min_df(docs: np.ndarray, df: np.ndarray, max_df: int, n_docs: int) -> np.ndarray | None:
+    """How many distinct document pairs have each value 0..max_df as the smallest document
+    frequency among the hashes they share (counts[m]; pairs sharing only hashes above max_df are
+    not counted), from the distinct (hash, document) rows sorted by hash then document: `docs`
+    their documents numbered 0..n_docs-1, `df` the documents of each hash, in hash order (its
+    rows are the next df[g] of docs). None when the n_docs² bitmap of pairs is larger than
+    PAIR_BITMAP_BITS.
+
+    What pair_min_df gives from the seeds, without the seeds: each hash's documents are paired
+    where they lie, hashes visited in increasing df, so no row per (pair, hash) is made, sorted
+    or kept (10 M seeds took 2 CPU-s of the report's max_df sweep)."""
+    if docs.ndim != 1 or df.ndim != 1:
+        raise ValueError("docs and df must be one-dimensional")
+    if int(df.sum()) != len(docs) or (len(df) and int(df.min()) < 1):
+        raise ValueError("df must give every hash's documents: positive, summing to len(docs)")
+    if max_df < 1:
+        raise ValueError("max_df must be >= 1")
+    if n_docs * n_docs > PAIR_BITMAP_BITS:
+        return None
+    if len(docs) and (int(docs.min()) < 0 or int(docs.max()) >= n_docs):
+        raise ValueError("documents must be numbered 0..n_docs-1")
+    df = np.ascontiguousarray(df, np.int64)
+    starts = np.concatenate([[0], np.cumsum(df)[:-1]]).astype(np.int64) if len(df) else np.zeros(0, np.int64)
+    paired = np.flatnonzero((df >= 2) & (df <= max_df))
+    order = paired[np.argsort(df[paired], kind="stable")]
+    return _pairs_by_min_df(np.ascontiguousarray(docs, np.int64), starts, df, order, max_df, n_docs)
+
+
+@njit(**JIT_OPTIONS)
+def _pairs_by_min_df(docs, starts, df, order, max_df, n_docs):
+    seen = np.zeros((n_docs * n_docs + 63) // 64, np.uint64)
+    counts = np.zeros(max_df + 1, np.int64)
+    for g in order:
+        m = df[g]
+        s = starts[g]
+        for i in range(s, s + m):
+            base = docs[i] * n_docs  # documents ascend within a hash: docs[i] < docs[j]
+            for j in range(i + 1, s + m):
+                key = base + docs[j]
+                word = key >> 6
+                bit = np.uint64(1) << np.uint64(key & 63)
+                if seen[word] & bit == 0:
+                    seen[word] |= bit
+                    counts[m] += 1
+    return counts

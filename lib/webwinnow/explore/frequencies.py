@@ -226,7 +226,7 @@ def max_df_sweep(
     max_rows fingerprints needs a sample. Hashes a run excluded (`--exclude` template files)
     are counted here like any other: the candidates stage's `excluded_hashes` says when that was so.
     """
-    from ..analysis.pairing import partition_seeds
+    from ..analysis.pairing import pairs_by_min_df
 
     made_with = run.config("candidate_pairs")
     pairs_cfg = made_with.get("pairing") or made_with["pairs"]  # [pairs]: a run of webwinnow 0.2.0
@@ -260,18 +260,14 @@ def max_df_sweep(
     limited = None
     if top < int(levels.max()):
         limited = f"the seed budget ({max_seeds:,} seeds) stops the sweep at max_df = {top:,}"
-    # each row's hash's document frequency rides in the seeds' position field (pos_a): no
-    # lookup of every seed's hash afterwards
-    chunks = list(partition_seeds(hashes, docs, np.repeat(df, df).astype(np.int32), top))
-    if chunks:
-        a = np.concatenate([s.doc_a for s in chunks])
-        b = np.concatenate([s.doc_b for s in chunks])
-        seed_df = np.concatenate([s.pos_a for s in chunks]).astype(np.int64)
-        q = pair_thresholds(a, b, seed_df, min_shared, len(ids))
-    else:
-        q = np.zeros(0, np.int64)
-    q = np.sort(q)
     caps = sorted({1, *(int(m) for m in levels if m <= top), *([chosen] if chosen and chosen <= top else [])})
+    # one shared hash makes a pair: each hash's documents paired where they lie, no seeds
+    by_min_df = pairs_by_min_df(docs, df, top, len(ids)) if min_shared <= 1 else None
+    if by_min_df is not None:
+        reached = np.cumsum(by_min_df)
+        pairs = [int(reached[m]) for m in caps]
+    else:
+        pairs = _seed_pairs(hashes, docs, df, top, min_shared, len(ids), caps)
     total = float(occurrences.sum()) or 1.0
     by_df = np.argsort(df, kind="stable")
     ranked = df[by_df]
@@ -279,8 +275,26 @@ def max_df_sweep(
     first_above = np.searchsorted(ranked, caps, side="right")
     above = [int(len(df) - i) for i in first_above]
     share = [float(beyond[i]) / total for i in first_above]
-    pairs = [int(np.searchsorted(q, m, side="right")) for m in caps]
     return MaxDfSweep(caps, pairs, above, share, min_shared, chosen, bool(pstats.get("max_df_auto")), documents, sample, limited)
+
+
+def _seed_pairs(
+    hashes: np.ndarray, docs: np.ndarray, df: np.ndarray, top: int, min_shared: int, n_docs: int, caps: list[int]
+) -> list[int]:
+    """The pairs under each cap from the seeds (min_shared > 1, or too many documents for a bitmap)."""
+    from ..analysis.pairing import partition_seeds
+
+    # each row's hash's document frequency rides in the seeds' position field (pos_a): no
+    # lookup of every seed's hash afterwards
+    chunks = list(partition_seeds(hashes, docs, np.repeat(df, df).astype(np.int32), top))
+    if chunks:
+        a = np.concatenate([s.doc_a for s in chunks])
+        b = np.concatenate([s.doc_b for s in chunks])
+        seed_df = np.concatenate([s.pos_a for s in chunks]).astype(np.int64)
+        q = np.sort(pair_thresholds(a, b, seed_df, min_shared, n_docs))
+    else:
+        q = np.zeros(0, np.int64)
+    return [int(np.searchsorted(q, m, side="right")) for m in caps]
 
 
 def _run_lengths(values: np.ndarray) -> np.ndarray:
