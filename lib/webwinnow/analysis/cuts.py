@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core.codetokens import DEFAULT_LEXER
+from ..core.distinct import distinct_counts
 from ..core.winnowing import fingerprint, units
 from .boilerplate import is_boilerplate
 from .spans import copied_passages
@@ -142,7 +143,7 @@ def repeats_unseeded(text: str, w, max_repeats: int) -> bool:
     if max_repeats <= 0:
         return False
     hashes, _ = fingerprint(text, k=w.k, w=w.w, robust=w.robust, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
-    return bool(len(hashes)) and int(np.unique(hashes, return_counts=True)[1].max()) > max_repeats
+    return bool(len(hashes)) and int(distinct_counts(hashes)[1].max()) > max_repeats
 
 
 def repeat_spans(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..core.distinct import distinct_counts
 from ..core.jit import JIT_OPTIONS
 
 #: Seeds emitted per chunk: a run whose pairs alone exceed it is emitted whole.
@@ -259,7 +260,7 @@ def kept_hash_counts(
     per_doc = _runs(hashes, doc_ids)[:-1]
     run_of = np.searchsorted(runs.starts, per_doc, side="right") - 1
     docs = doc_ids[per_doc[runs.docs[run_of] <= max_df]]
-    return np.unique(docs, return_counts=True)
+    return distinct_counts(docs)
 
 
 @dataclass(frozen=True)

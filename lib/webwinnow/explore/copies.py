@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.distinct import distinct_counts
 from ..text.visible import visible
 from .run import RunOutput
 
@@ -54,7 +55,7 @@ def passage_length_counts(run: RunOutput) -> tuple[np.ndarray, np.ndarray]:
 
     counts: dict[int, int] = {}
     for part in read_row_groups(run.folder, "passages", ["length"]):
-        values, n = np.unique(part.column(0).to_numpy(), return_counts=True)
+        values, n = distinct_counts(part.column(0).to_numpy())
         for v, c in zip(values.tolist(), n.tolist(), strict=True):
             counts[v] = counts.get(v, 0) + c
     lengths = np.array(sorted(counts), np.int64)

@@ -89,7 +89,7 @@ def robust_vs_standard(
         if not n:
             continue
         robust, standard = int(winnow(hashes, w, True).size), int(winnow(hashes, w, False).size)
-        rows.append((name, n, int(np.unique(hashes).size), robust, standard, robust / n, standard / n))
+        rows.append((name, n, int(distinct(hashes).size), robust, standard, robust / n, standard / n))
     return pd.DataFrame(
         rows, columns=["text", "kgrams", "distinct_kgrams", "robust", "standard", "robust_density", "standard_density"]
     )

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.powerlaw import fit_power_law, freq_of_freq_from_runs, frequency_shares, rank_frequency
+from ..core.distinct import distinct_counts
 from ..crawl.hosts import host_of
 from .run import RunOutput, distinct
 
@@ -34,7 +35,7 @@ class Curve:
     @classmethod
     def of_counts(cls, label: str, doc_freqs: np.ndarray, documents: int) -> Curve:
         """The curve of hashes whose document frequencies are doc_freqs (one entry per distinct hash)."""
-        docs, hashes = np.unique(np.asarray(doc_freqs, np.int64), return_counts=True)
+        docs, hashes = distinct_counts(np.asarray(doc_freqs, np.int64))
         fof = dict(zip(docs.tolist(), hashes.tolist(), strict=True))
         runs = rank_frequency(fof)
         return cls(label, runs, fit_power_law(runs), frequency_shares(fof), documents)
@@ -74,7 +75,7 @@ def sample_curves(run: RunOutput, max_docs: int | None = 2000) -> tuple[Curve, C
     def curve(label: str, per_doc: list[np.ndarray]) -> Curve:
         if not per_doc:
             return Curve.of_counts(label, np.zeros(0, np.int64), n)
-        _, counts = np.unique(np.concatenate(per_doc), return_counts=True)
+        _, counts = distinct_counts(np.concatenate(per_doc))
         return Curve.of_counts(label, counts, n)
 
     return (curve(f"all k-grams, {n:,} documents", every), curve(f"fingerprints, the same {n:,} documents", chosen))
@@ -254,7 +255,7 @@ def max_df_sweep(
     # documents numbered 0..n-1 in id order: the same pairs, the same doc_a < doc_b
     ids, docs = np.unique(docs, return_inverse=True)
     df = _run_lengths(hashes)  # documents per distinct hash, in hash order
-    levels, level_hashes = np.unique(df, return_counts=True)
+    levels, level_hashes = distinct_counts(df)
     cost = np.cumsum(level_hashes * levels * (levels - 1) // 2)
     top = int(levels[cost <= max_seeds].max()) if (cost <= max_seeds).any() else 1
     limited = None

@@ -47,9 +47,8 @@ def _texts(folder: str, max_docs: int | None):
 def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = None, folder: str | None = None) -> dict[str, Any]:
     """The measurements as one JSON-able dict (see the module's docstring); folder: where the
     run's tables are, when known (else found from out)."""
-    import numpy as np
-
     from ..analysis.selection import longest_gap, unselected_windows
+    from ..core.distinct import distinct
     from ..core.winnowing import kgram_hashes, select_mod_p, winnow
     from ..outputs.tables import read_table_config, table_stats
 
@@ -78,7 +77,7 @@ def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = N
             if n == 0:
                 continue
             for name, selected in (("winnowing", winnow(hashes, w, robust)), ("mod_p", select_mod_p(hashes, p))):
-                selected = np.unique(selected)
+                selected = distinct(selected)
                 missed, all_windows = unselected_windows(selected, n, w)
                 tally[name][0] += int(selected.size)
                 tally[name][1] = max(tally[name][1], longest_gap(selected, n))

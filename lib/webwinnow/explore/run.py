@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import storage
+from ..core.distinct import distinct  # noqa: F401 - the explore modules' name for it
 from ..errors import UserError
 
 
@@ -37,17 +38,6 @@ def run_folder(out: str) -> str:
     if record is None:
         raise UserError(f"{out} has no committed webwinnow run: run 'webwinnow run INPUT... --out {out}' first")
     return storage.parent(record["summary"])
-
-
-def distinct(values: np.ndarray) -> np.ndarray:
-    """The sorted distinct values (np.unique's hash table is slower on millions of int64)."""
-    if values.size < 2:
-        return np.array(values, copy=True)
-    ordered = np.sort(values)
-    keep = np.empty(ordered.size, bool)
-    keep[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
 
 
 class RunOutput:

@@ -319,7 +319,9 @@ def read_doc_rows(out: str | Path, table: str, doc_ids: Any, columns: list[str])
     import numpy as np
     import pyarrow as pa
 
-    wanted = np.unique(np.asarray(doc_ids, np.int64))
+    from ..core.distinct import distinct
+
+    wanted = distinct(np.asarray(doc_ids, np.int64))
     if not wanted.size:
         return
     for pf, i, bounds in _row_groups(out, table):

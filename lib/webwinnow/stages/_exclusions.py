@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import ExtractConfig
+from ..core.distinct import distinct
 from ..core.winnowing import kgram_hashes
 from ..crawl.inputs import is_crawl_file
 from ..crawl.records import file_rows
@@ -44,4 +45,4 @@ def exclusion_texts(paths: list[str], extract_cfg: ExtractConfig, code: bool = F
 def exclusion_hashes(paths: list[str], k: int, extract_cfg: ExtractConfig, unit: str = "char", lexer: str = "c") -> np.ndarray:
     """Sorted unique k-gram hashes (of k units) of every exclusion text."""
     parts = [kgram_hashes(text, k, unit, lexer)[0] for text in exclusion_texts(paths, extract_cfg, unit == "code")]
-    return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+    return distinct(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)

@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas, storage
+from ..core.distinct import distinct
 from ..index import layout
 from ..index.layout import Manifest, Settings
 from ..index.sortedfiles import DIRECTORY, BucketWriter, bucket_of, plan_reads, read_directory, read_matching
@@ -227,7 +228,7 @@ def lookup_keys(
     count = keys.count()
     # under Spark Connect the keys travel in the plan (stages._shared), which the server caps
     if count <= (plan_bytes(spark) // 8 if is_connect(spark) else BROADCAST_KEYS):
-        values = np.unique(np.array([r[0] for r in keys.collect()], dtype=np.int64))
+        values = distinct(np.array([r[0] for r in keys.collect()], dtype=np.int64))
         return lookup(spark, idx, manifest, table, values, columns, reads)
     key = layout.KEYS[table]
     frame = index_frame(spark, idx, manifest, table)

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 
+from ..core.distinct import distinct
 from ..crawl.hosts import host_of
 from ..htmlreport import ClusterView, HashView, RunPages
 from ..outputs.tables import read_doc_rows, read_row_groups, row_count, table_meta, table_stats
@@ -262,7 +263,7 @@ def _clusters(spark: SparkSession, out: str, shown: int, members_shown: int) -> 
     if on_driver(out, "clusters"):
         table, _ = top_rows(out, "clusters", TABLE_SCHEMAS["clusters"].names, (("cluster_id", False), ("doc_id", False)), None)
         cluster = table.column("cluster_id").to_numpy(zero_copy_only=False)
-        total = int(len(np.unique(cluster)))
+        total = int(len(distinct(cluster)))
         grouped = table.group_by("cluster_id", use_threads=False).aggregate(
             [("cluster_size", "first"), ("identical", "max"), ("source_doc", "first")]
         )

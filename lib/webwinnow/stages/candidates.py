@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 from .. import schemas, storage
 from ..analysis.boilerplate import auto_max_df
 from ..analysis.pairing import cross_seeds, first_repeats, hash_runs, kept_hash_counts, pair_runs, partition_seeds
+from ..core.distinct import distinct
 from ..outputs.parts import PartWriter, ensure_part
 from ..outputs.tables import (
     data_location,
@@ -227,7 +228,7 @@ def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of) 
     """SEED_ROWS from the sorted parts, one task each: a part holds every row of its hashes, as a
     partition of the fingerprints shuffled by hash does; the excluded hashes are left out as it
     is read."""
-    drop = pa.array(np.unique(np.asarray(excluded, np.int64))) if excluded is not None and len(excluded) else None
+    drop = pa.array(distinct(np.asarray(excluded, np.int64))) if excluded is not None and len(excluded) else None
 
     def read(batches):
         for batch in batches:

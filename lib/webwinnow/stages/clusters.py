@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..analysis.components import components
+from ..core.distinct import distinct
 from ..outputs.tables import read_row_groups, row_count, write_arrow, write_table
 from . import StageContext
 from ._components import spark_components
@@ -138,13 +139,13 @@ def run(ctx: StageContext) -> dict:
         rounds = None
         size = table.column("cluster_size").to_numpy(zero_copy_only=False)
         sums = {
-            "clusters": len(np.unique(table.column("cluster_id").to_numpy(zero_copy_only=False))),
+            "clusters": len(distinct(table.column("cluster_id").to_numpy(zero_copy_only=False))),
             "documents": table.num_rows,
             "largest": int(size.max()) if len(size) else 0,
         }
         twins = {
             "documents": same_rows.num_rows,
-            "texts": len(np.unique(same_rows.column("first").to_numpy(zero_copy_only=False))),
+            "texts": len(distinct(same_rows.column("first").to_numpy(zero_copy_only=False))),
         }
     else:
         links = near.unionByName(linked_same.select(F.col("first").alias("a"), F.col("doc_id").alias("b")))

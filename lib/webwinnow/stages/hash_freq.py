@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from .. import schemas, storage
 from ..analysis.pairing import hash_counts
 from ..analysis.powerlaw import fit_power_law, frequency_shares, rank_frequency
+from ..core.distinct import distinct_counts
 from ..crawl.hosts import host_of
 from ..outputs.parts import PartWriter, drop_unfinished_parts, ensure_part
 from ..outputs.tables import (
@@ -125,7 +126,7 @@ def counted_arrow(batches, written: PartWriter, by_hash: PartWriter | None = Non
         written.write(
             pa.RecordBatch.from_arrays([*(pa.array(x[once]) for x in columns), pa.nulls(len(once), pa.string())], schema=WRITTEN)
         )
-        docs, hashes = np.unique(c.docs, return_counts=True)
+        docs, hashes = distinct_counts(c.docs)
         keep = np.flatnonzero(shared)
         n = len(docs)
         yield pa.RecordBatch.from_arrays(

@@ -47,6 +47,7 @@ from ..analysis.boilerplate import is_boilerplate
 from ..analysis.spans import batch_passages
 from ..analysis.template import block_intervals, edge_kgrams
 from ..config import RunConfig
+from ..core.distinct import distinct, distinct_counts
 from ..core.winnowing import fingerprint_batch
 from ..outputs.parts import PartWriter, ensure_part
 from ..outputs.tables import (
@@ -126,7 +127,7 @@ def _edge_counts(texts: pa.Array, cfg: RunConfig, boilerplate: np.ndarray) -> pa
     w = cfg.winnow
     fp = fingerprint_batch(texts, w.k, w.w, w.robust, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
     flags = is_boilerplate(fp.hashes, boilerplate)
-    rows = np.unique(fp.doc[flags])  # only pages with template text have edges: hash only their k-grams
+    rows = distinct(fp.doc[flags])  # only pages with template text have edges: hash only their k-grams
     every = every_kgram(texts.take(pa.array(rows, pa.int64())), cfg)
     fp_bounds = np.searchsorted(fp.doc, np.arange(len(texts) + 1))
     kg_bounds = np.searchsorted(every.doc, np.arange(len(rows) + 1))
@@ -137,8 +138,8 @@ def _edge_counts(texts: pa.Array, cfg: RunConfig, boilerplate: np.ndarray) -> pa
         norm = np.searchsorted(starts, fp.positions[fp_bounds[row] : fp_bounds[row + 1]])
         lo, hi = block_intervals(norm, doc_flags, w.k, w.w, int(fp.norm_chars[row]))
         near = edge_kgrams(lo, hi, np.arange(len(starts)), w.k, w.w)
-        found.append(np.unique(every.hashes[kg_bounds[i] : kg_bounds[i + 1]][near]))
-    hashes, docs = np.unique(np.concatenate(found) if found else np.zeros(0, np.int64), return_counts=True)
+        found.append(distinct(every.hashes[kg_bounds[i] : kg_bounds[i + 1]][near]))
+    hashes, docs = distinct_counts(np.concatenate(found) if found else np.zeros(0, np.int64))
     return pa.record_batch([pa.array(hashes, pa.int64()), pa.array(docs.astype(np.int64))], schema=EDGE_COUNTS)
 
 
@@ -239,7 +240,7 @@ def file_sides(spark: SparkSession, out: str, requests: pa.Table, cfg: RunConfig
     columns = [requests.column(c).to_numpy().astype(np.int64) for c in ("doc_id", "doc_a", "doc_b", "lo", "hi")]
     order = np.lexsort((columns[2], columns[1], columns[0]))
     table = np.stack([c[order] for c in columns], axis=1).reshape(-1, 5)
-    wanted, firsts = share(spark, table, out), share(spark, np.unique(columns[1]), out)
+    wanted, firsts = share(spark, table, out), share(spark, distinct(columns[1]), out)
     held.extend([wanted, firsts])
     files = [f for name in ("documents", "indexed_documents") if table_meta(out, name) for f in parquet_files(out, name)]
 
