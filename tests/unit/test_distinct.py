@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webwinnow.core.distinct import distinct, distinct_counts
+from webwinnow.core.distinct import distinct, distinct_counts, occurrences
 
 
 @settings(max_examples=200, deadline=None)
@@ -22,6 +22,10 @@ def test_distinct_values_and_counts_are_np_uniques(values, dtype):
     got, n = distinct_counts(array)
     assert got.dtype == array.dtype and np.array_equal(got, expected) and np.array_equal(n, counts)
     assert n.dtype == np.int64
+    assert np.array_equal(occurrences(array), counts) and occurrences(array).dtype == np.int64
+    scratch = array.copy()
+    assert np.array_equal(occurrences(scratch, overwrite=True), counts)
+    assert np.array_equal(scratch, np.sort(array))  # sorted where it lies, as asked
 
 
 def test_the_input_is_left_as_it_was_and_a_table_is_refused():
@@ -32,5 +36,8 @@ def test_the_input_is_left_as_it_was_and_a_table_is_refused():
     assert distinct(one) is not one  # a copy, as np.unique gives
     with pytest.raises(ValueError, match="one-dimensional"):
         distinct(np.zeros((2, 2)))
+    assert occurrences(array).tolist() == [1, 1, 2] and array.tolist() == [3, 1, 3, 2]
     with pytest.raises(ValueError, match="one-dimensional"):
         distinct_counts(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="one-dimensional"):
+        occurrences(np.zeros((2, 2)))

@@ -32,7 +32,29 @@ def distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.array(values, copy=True), np.zeros(0, np.int64)
     ordered = np.sort(values)
     starts = np.flatnonzero(_firsts(ordered))
-    return ordered[starts], np.diff(np.append(starts, ordered.size)).astype(np.int64)
+    return ordered[starts], _lengths(starts, ordered.size)
+
+
+def occurrences(values: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    """How often each distinct value occurs, in value order (distinct_counts' counts), with no
+    array of the distinct values made (millions of k-gram hashes). overwrite: sort `values`
+    itself (a temporary of the caller's), not a copy."""
+    values = np.asarray(values)
+    if values.ndim != 1:
+        raise ValueError("occurrences takes a one-dimensional array")
+    if not values.size:
+        return np.zeros(0, np.int64)
+    ordered = values if overwrite else np.array(values, copy=True)
+    ordered.sort()
+    return _lengths(np.flatnonzero(_firsts(ordered)), ordered.size)
+
+
+def _lengths(starts: np.ndarray, size: int) -> np.ndarray:
+    """The lengths of runs that begin at starts, the last one ending at size: no appended copy."""
+    lengths = np.empty(starts.size, np.int64)
+    np.subtract(starts[1:], starts[:-1], out=lengths[:-1])
+    lengths[-1] = size - starts[-1]
+    return lengths
 
 
 def _firsts(ordered: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.powerlaw import fit_power_law, freq_of_freq_from_runs, frequency_shares, rank_frequency
-from ..core.distinct import distinct_counts
+from ..core.distinct import distinct_counts, occurrences
 from ..crawl.hosts import host_of
 from .run import RunOutput, distinct
 
@@ -35,8 +35,12 @@ class Curve:
     @classmethod
     def of_counts(cls, label: str, doc_freqs: np.ndarray, documents: int) -> Curve:
         """The curve of hashes whose document frequencies are doc_freqs (one entry per distinct hash)."""
-        docs, hashes = distinct_counts(np.asarray(doc_freqs, np.int64))
-        fof = dict(zip(docs.tolist(), hashes.tolist(), strict=True))
+        doc_freqs = np.asarray(doc_freqs, np.int64)
+        if len(doc_freqs) and int(doc_freqs.min()) < 1:
+            raise ValueError("a hash's document frequency is at least 1")
+        hashes = np.bincount(doc_freqs)  # frequencies are at most the documents: counted, not sorted
+        docs = np.flatnonzero(hashes)
+        fof = dict(zip(docs.tolist(), hashes[docs].tolist(), strict=True))
         runs = rank_frequency(fof)
         return cls(label, runs, fit_power_law(runs), frequency_shares(fof), documents)
 
@@ -75,7 +79,7 @@ def sample_curves(run: RunOutput, max_docs: int | None = 2000) -> tuple[Curve, C
     def curve(label: str, per_doc: list[np.ndarray]) -> Curve:
         if not per_doc:
             return Curve.of_counts(label, np.zeros(0, np.int64), n)
-        _, counts = distinct_counts(np.concatenate(per_doc))
+        counts = occurrences(np.concatenate(per_doc), overwrite=True)
         return Curve.of_counts(label, counts, n)
 
     return (curve(f"all k-grams, {n:,} documents", every), curve(f"fingerprints, the same {n:,} documents", chosen))
