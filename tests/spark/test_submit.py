@@ -72,6 +72,7 @@ def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
     spark = json.loads((out / "summary.json").read_text())["spark"]
     assert spark["master"] == "local[*]" and spark["default_parallelism"] == os.cpu_count()
     assert spark["c1_only"]  # a short local run: its JVM spends no CPU on C2 compilations
+    assert spark["serial_gc"]  # ... nor on G1's concurrent threads
 
 
 @pytest.mark.own_spark

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -247,6 +248,7 @@ def session_facts(spark) -> dict:
         "default_parallelism": default_parallelism(spark),
         # a short local run's JVM compiles with C1 only (SHORT_RUN_BYTES)
         "c1_only": "TieredStopAtLevel=1" in setting(spark, "spark.driver.extraJavaOptions"),
+        "serial_gc": "UseSerialGC" in setting(spark, "spark.driver.extraJavaOptions"),
     }
     if is_connect(spark):
         facts["remote"] = _REMOTES.get(id(spark), "")
@@ -328,10 +330,16 @@ SHORT_RUN_BYTES = 96 << 20
 
 
 def short_jvm_options(options: str) -> str:
-    """The JVM options of a short local run: C1 only, unless they already choose the JIT."""
-    if "TieredStopAtLevel" in options or "TieredCompilation" in options:
-        return options
-    return f"{options} -XX:TieredStopAtLevel=1".strip()
+    """The JVM options of a short local run: C1 only, unless they already choose the JIT, and
+    the serial collector, unless they choose one. G1's concurrent and parallel threads cost a
+    run of a few GiB of heap on two cores 1-2.5 JVM CPU-seconds more than the serial
+    collector's pauses, for the same wall time (docs/performance.md)."""
+    added = []
+    if "TieredStopAtLevel" not in options and "TieredCompilation" not in options:
+        added.append("-XX:TieredStopAtLevel=1")
+    if not re.search(r"-XX:\+Use\w*GC\b", options):
+        added.append("-XX:+UseSerialGC")
+    return " ".join([options.strip(), *added]).strip()
 
 
 #: Runtime settings webwinnow takes when nobody chose otherwise (tables are written with zstd).
