@@ -222,6 +222,11 @@ class SparkConfig:
     properties: str = ""  # a Spark .properties file; relative paths are relative to the TOML file
     shuffle_partitions: int = 0  # 0: as configured for Spark, else one per core and per 64 MiB of input
     numba_cache_dir: str = ""  # where executors cache compiled kernels; "" = beside the package
+    class_sharing: bool = True  # a local JVM maps (or, the first time, writes) a class-data archive
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.class_sharing, bool):
+            raise ValueError(f"spark.class_sharing must be true or false, got {self.class_sharing!r}")
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
     assert spark["master"] == "local[*]" and spark["default_parallelism"] == os.cpu_count()
     assert spark["c1_only"]  # a short local run: its JVM spends no CPU on C2 compilations
     assert spark["serial_gc"]  # ... nor on G1's concurrent threads
+    assert spark["class_sharing"] in ("mapped", "writing")  # nor on loading Spark's classes, once it has the archive
 
 
 @pytest.mark.own_spark
@@ -92,3 +93,37 @@ def test_an_active_session_is_used_as_it_is_and_left_running(sample_dir, tmp_pat
         assert again is spark and not owned_again
     finally:
         spark.stop()
+
+
+def test_a_local_jvm_writes_the_class_archive_once_and_the_next_one_maps_it(sample_dir, tmp_path):
+    """The first run's JVM writes the archive at its exit, checked before it is put in place; the
+    second run's JVM maps it (a damaged archive would kill it) and gives the same documents."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("class sharing is set up on Linux only")
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    env.pop("NUMBA_CACHE_DIR", None)
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    folder = tmp_path / "cache" / "webwinnow" / "jvm"
+
+    def extract(name: str) -> dict:
+        out = tmp_path / name
+        done = subprocess.run(
+            [sys.executable, "-m", "webwinnow", "extract", str(sample_dir), "--out", str(out), "--conf", str(CONF), "-q"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "cds" not in done.stdout + done.stderr  # the JVM says nothing of the archive
+        return json.loads((out / "summary.json").read_text())
+
+    first = extract("first")
+    assert first["spark"]["class_sharing"] == "writing"
+    archives = list(folder.iterdir())
+    assert len(archives) == 1 and archives[0].suffix == ".jsa" and archives[0].stat().st_size > 1 << 20
+    second = extract("second")
+    assert second["spark"]["class_sharing"] == "mapped"
+    assert list(folder.iterdir()) == archives
+    assert second["extract"] == first["extract"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import SparkConfig
+from ._classcache import jvm_options as class_sharing_options
 
 
 def read_properties(path: str | Path) -> dict[str, str]:
@@ -144,6 +145,7 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
         os.environ.setdefault("NUMBA_CACHE_DIR", cache_dir)
         props.setdefault("spark.executorEnv.NUMBA_CACHE_DIR", cache_dir)
     given = master or cfg.master
+    creation = None
     if submitted:
         launched = _launched_conf()
         props = {k: v for k, v in props.items() if k not in launched}
@@ -154,15 +156,22 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         props.setdefault("spark.app.name", cfg.app_name)
         given = given or "local[*]"
+        key = "spark.driver.extraJavaOptions"
         if given.startswith("local") and input_bytes is not None and input_bytes < SHORT_RUN_BYTES:
-            key = "spark.driver.extraJavaOptions"
             props[key] = short_jvm_options(props.get(key, ""))
+        if given.startswith("local") and _launches_jvm() and not _chooses_sharing(props.get(key, "")):
+            options, creation = class_sharing_options(cfg.class_sharing)
+            if options:
+                props[key] = f"{props.get(key, '')} {options}".strip()
+                _JVM["class_sharing"] = "writing" if creation else "mapped"
     builder = SparkSession.builder
     if given:
         builder = builder.master(given)
     for key, value in props.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if creation is not None:
+        creation.arm(spark)
     spark.sparkContext.setLogLevel(props.get("webwinnow.logLevel", "WARN"))
     launched_now = spark.sparkContext.getConf()
     for key, value in DEFAULTS.items():
@@ -249,6 +258,9 @@ def session_facts(spark) -> dict:
         # a short local run's JVM compiles with C1 only (SHORT_RUN_BYTES)
         "c1_only": "TieredStopAtLevel=1" in setting(spark, "spark.driver.extraJavaOptions"),
         "serial_gc": "UseSerialGC" in setting(spark, "spark.driver.extraJavaOptions"),
+        # the JVM this process started mapped the class-data archive, or writes it at its exit
+        # (stages._classcache); "" when it has none, or was not started here
+        "class_sharing": _JVM["class_sharing"],
     }
     if is_connect(spark):
         facts["remote"] = _REMOTES.get(id(spark), "")
@@ -327,6 +339,23 @@ def broadcast_rows(spark, row_bytes: int, most: int) -> int:
 #: less optimized, 16 more: a fixed saving against a cost that grows with the input, even near
 #: 100 MB of input (docs/performance.md, issue 29). A cluster's executors live long: C2 pays there.
 SHORT_RUN_BYTES = 96 << 20
+
+
+#: What the JVM this process started was given: pyspark starts one per process, and a session
+#: made later (a notebook's, the test suite's) runs on it with whatever it was started with.
+_JVM = {"class_sharing": ""}
+
+
+def _launches_jvm() -> bool:
+    """Whether getOrCreate starts a JVM (pyspark keeps one per process, started once)."""
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is None
+
+
+def _chooses_sharing(options: str) -> bool:
+    """Whether the user's JVM options choose class-data sharing themselves."""
+    return any(flag in options for flag in ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit"))
 
 
 def short_jvm_options(options: str) -> str:

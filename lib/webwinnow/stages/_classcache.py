@@ -1,0 +1,181 @@
+"""The JVM's class-data sharing archive, for the local runs webwinnow starts itself.
+
+A local run's JVM loads, parses and verifies thousands of classes from Spark's jars before its
+first job and as each stage meets new operators: on the scaling input (1×) that was 7–8 of the
+21–24 CPU-seconds the JVM spent in a whole run (Spark's start alone 5.6–6.4 → 2.9–3.1 with the
+archive; docs/performance.md). Java's dynamic CDS archive (JDK 13 and later) keeps those classes
+parsed and verified in a file the next JVM maps.
+
+The first local run on a machine (per JDK and per Spark installation) has its JVM write the
+archive when it exits: at the driver's exit the JVM's stdin is closed (what ends it when Python
+exits in any case), the driver waits for it, then starts a JVM that must map the archive
+(-Xshare:on, with the same class path) and only then renames the file into place. A JVM that
+maps a truncated archive dies of SIGBUS, so no archive is used before it was written whole and
+checked. Later runs map it; a JDK or Spark upgrade gives another name, so a stale archive is
+never looked for. `spark.class_sharing = false` turns all of it off. The archive (about 190 MB)
+lives in the user's cache folder, or NUMBA_CACHE_DIR when set.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The JVM says nothing about the archive: a mismatch (another class path) only means no sharing.
+QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+#: A temporary archive older than this was left by a run that was killed while its JVM wrote it.
+STALE_SECONDS = 24 * 3600
+#: How long the driver waits at exit for its JVM to write the archive, and for the check.
+WAIT_SECONDS = 300
+
+
+@dataclass
+class Creation:
+    """An archive the JVM writes at its exit: checked and renamed into place at the driver's."""
+
+    tmp: Path
+    final: Path
+    java: str
+    class_path: str = ""
+    proc: subprocess.Popen | None = None
+
+    def arm(self, spark) -> None:
+        """Wait for this JVM at the driver's exit (registered now: after pyspark's own handlers)."""
+        try:
+            context = spark.sparkContext
+            self.class_path = str(context._jvm.System.getProperty("java.class.path"))
+            self.proc = context._gateway.proc
+        except Exception:  # noqa: BLE001 - no handle on the JVM: no archive, nothing else changes
+            return
+        atexit.register(self.finish)
+
+    def finish(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()  # the JVM exits on EOF, writing the archive as it does
+            proc.wait(timeout=WAIT_SECONDS)
+            if proc.returncode == 0 and self.tmp.is_file() and mappable(self.java, self.tmp, self.class_path):
+                os.replace(self.tmp, self.final)
+        except Exception:  # noqa: BLE001 - the run is over: an archive not made is made next time
+            pass
+        finally:
+            _unlink(self.tmp)
+
+
+def jvm_options(enabled: bool, spark_home: str | None = None) -> tuple[str, Creation | None]:
+    """The JVM options that map the archive, or that have the JVM write it (with its Creation,
+    to arm once the session exists); ("", None) where there is none to use or to make."""
+    if not enabled or not sys.platform.startswith("linux"):
+        return "", None
+    java = _java()
+    folder = _folder()
+    if java is None or folder is None:
+        return "", None
+    final = folder / archive_name(java, spark_home or _spark_home())
+    if final.is_file():
+        return f"-XX:SharedArchiveFile={final} {QUIET}", None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _clear_stale(folder, final.name)
+        tmp = folder / f".{final.name}.{os.getpid()}.tmp"
+        if not os.access(folder, os.W_OK):
+            return "", None
+    except OSError:
+        return "", None
+    return f"-XX:ArchiveClassesAtExit={tmp} {QUIET}", Creation(tmp, final, java)
+
+
+def archive_name(java: str, spark_home: str) -> str:
+    """spark-<digest>.jsa, the digest over what the archive depends on: the JVM (its binary and
+    library), Spark's jars, and Python's pyspark."""
+    parts = [java]
+    home = Path(java).resolve().parent.parent
+    for lib in (home / "lib" / "server" / "libjvm.so", home / "lib" / "modules"):
+        parts.append(_stamp(lib))
+    jars = Path(spark_home) / "jars"
+    if jars.is_dir():
+        parts += sorted(f"{p.name}:{p.stat().st_size}" for p in jars.glob("*.jar"))
+    try:
+        from pyspark.version import __version__
+
+        parts.append(__version__)
+    except ImportError:
+        pass
+    return f"spark-{hashlib.sha256(chr(0).join(parts).encode()).hexdigest()[:16]}.jsa"
+
+
+def mappable(java: str, archive: Path, class_path: str) -> bool:
+    """Whether a JVM with this class path maps the archive (and so neither refuses nor dies of it)."""
+    try:
+        done = subprocess.run(
+            [java, f"-XX:SharedArchiveFile={archive}", "-Xshare:on", "-cp", class_path, "-version"],
+            capture_output=True,
+            timeout=WAIT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _java() -> str | None:
+    """The java Spark's launcher runs: JAVA_HOME's, else the one on PATH (resolved)."""
+    home = os.environ.get("JAVA_HOME")
+    candidate = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not candidate or not os.access(candidate, os.X_OK):
+        return None
+    return os.path.realpath(candidate)
+
+
+def _spark_home() -> str:
+    try:
+        from pyspark.find_spark_home import _find_spark_home
+
+        return _find_spark_home()
+    except Exception:  # noqa: BLE001 - no Spark home found: the archive's name leaves the jars out
+        return ""
+
+
+def _folder() -> Path | None:
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return Path(os.environ["NUMBA_CACHE_DIR"]) / "jvm"
+    try:
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "webwinnow" / "jvm"
+    except RuntimeError:  # no home directory
+        return None
+
+
+def _stamp(path: Path) -> str:
+    try:
+        st = path.stat()
+        return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        return str(path)
+
+
+def _clear_stale(folder: Path, name: str) -> None:
+    """Remove this archive's temporary files that runs killed while writing them left behind."""
+    now = time.time()
+    for tmp in folder.glob(f".{name}.*.tmp"):
+        try:
+            if now - tmp.stat().st_mtime > STALE_SECONDS:
+                tmp.unlink()
+        except OSError:
+            pass
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass

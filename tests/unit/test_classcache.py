@@ -1,0 +1,119 @@
+"""The JVM's class-data archive: used only once written whole and checked, named after what it
+depends on, never made where it is turned off."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from webwinnow.stages import _classcache as cc
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="class sharing is set up on Linux only")
+
+
+def _fake_java(folder, code: int):
+    """A `java` that answers every call with exit code `code` and logs its arguments."""
+    java = folder / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text(f'#!/bin/sh\necho "$@" >> "{folder}/calls"\nexit {code}\n')
+    java.chmod(java.stat().st_mode | stat.S_IEXEC)
+    return java
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A JAVA_HOME with a fake java, a Spark home with two jars, and a cache folder of its own."""
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "spark" / "jars").mkdir(parents=True)
+    for name in ("a.jar", "b.jar"):
+        (tmp_path / "spark" / "jars" / name).write_bytes(b"x")
+    return tmp_path
+
+
+def test_the_first_run_writes_the_archive_and_later_runs_map_it(home):
+    java = _fake_java(home / "jdk", 0)
+    options, creation = cc.jvm_options(True, str(home / "spark"))
+    folder = home / "cache" / "webwinnow" / "jvm"
+    assert creation is not None and creation.tmp.parent == folder and not creation.final.exists()
+    assert options.startswith(f"-XX:ArchiveClassesAtExit={creation.tmp} ") and cc.QUIET in options
+    assert creation.java == os.path.realpath(java)
+    creation.final.write_bytes(b"archive")
+    options, again = cc.jvm_options(True, str(home / "spark"))
+    assert again is None and options == f"-XX:SharedArchiveFile={creation.final} {cc.QUIET}"
+
+
+def test_turned_off_there_is_no_option_and_nothing_is_written(home):
+    _fake_java(home / "jdk", 0)
+    assert cc.jvm_options(False, str(home / "spark")) == ("", None)
+    assert not (home / "cache").exists()
+
+
+def test_the_name_follows_the_jars_and_the_jvm(home):
+    java = str(_fake_java(home / "jdk", 0))
+    name = cc.archive_name(java, str(home / "spark"))
+    assert name == cc.archive_name(java, str(home / "spark")) and name.endswith(".jsa")
+    (home / "spark" / "jars" / "c.jar").write_bytes(b"y")  # a Spark upgrade
+    assert cc.archive_name(java, str(home / "spark")) != name
+    other = _fake_java(home / "jdk2", 0)  # another JDK
+    assert cc.archive_name(str(other), str(home / "spark")) != cc.archive_name(java, str(home / "spark"))
+
+
+def _creation(home, code: int, written: bool, exit_code: int = 0):
+    java = _fake_java(home / "jdk", code)
+    _, creation = cc.jvm_options(True, str(home / "spark"))
+    if written:
+        creation.tmp.write_bytes(b"whole archive")
+    # the "JVM": a process that ends when its stdin closes, with exit_code
+    creation.proc = subprocess.Popen(
+        [sys.executable, "-c", f"import sys; sys.stdin.read(); sys.exit({exit_code})"], stdin=subprocess.PIPE
+    )
+    creation.class_path = "/spark/conf/:/spark/jars/*"
+    return creation, java
+
+
+def test_an_archive_is_put_in_place_only_after_a_jvm_mapped_it(home):
+    creation, _ = _creation(home, 0, written=True)
+    creation.finish()
+    assert creation.final.read_bytes() == b"whole archive" and not creation.tmp.exists()
+    calls = (home / "jdk" / "calls").read_text()
+    assert f"-XX:SharedArchiveFile={creation.tmp} -Xshare:on -cp /spark/conf/:/spark/jars/* -version" in calls
+
+
+@pytest.mark.parametrize(("check", "exit_code"), [(1, 0), (0, 1)])
+def test_an_archive_a_jvm_refuses_or_one_from_a_failed_exit_is_removed(home, check, exit_code):
+    creation, _ = _creation(home, check, written=True, exit_code=exit_code)
+    creation.finish()
+    assert not creation.final.exists() and not creation.tmp.exists()
+
+
+def test_no_archive_written_leaves_nothing(home):
+    creation, _ = _creation(home, 0, written=False)
+    creation.finish()
+    assert not creation.final.exists() and list(creation.tmp.parent.iterdir()) == []
+
+
+def test_only_temporary_archives_of_killed_runs_are_cleared(home):
+    _fake_java(home / "jdk", 0)
+    folder = home / "cache" / "webwinnow" / "jvm"
+    folder.mkdir(parents=True)
+    name = cc.archive_name(os.path.realpath(home / "jdk" / "bin" / "java"), str(home / "spark"))
+    old, fresh, other = folder / f".{name}.11.tmp", folder / f".{name}.12.tmp", folder / "notes.txt"
+    for path in (old, fresh, other):
+        path.write_bytes(b"x")
+    long_ago = time.time() - cc.STALE_SECONDS - 60
+    os.utime(old, (long_ago, long_ago))
+    os.utime(other, (long_ago, long_ago))
+    cc.jvm_options(True, str(home / "spark"))
+    assert not old.exists() and fresh.exists() and other.exists()
+
+
+def test_no_java_no_archive(home, monkeypatch):
+    monkeypatch.setenv("JAVA_HOME", str(home / "nowhere"))
+    assert cc.jvm_options(True, str(home / "spark")) == ("", None)
