@@ -127,3 +127,23 @@ def test_a_local_jvm_writes_the_class_archive_once_and_the_next_one_maps_it(samp
     assert second["spark"]["class_sharing"] == "mapped"
     assert list(folder.iterdir()) == archives
     assert second["extract"] == first["extract"]
+
+
+def test_local_workers_import_pyspark_where_it_is_installed(spark_session):
+    """Not from Spark's zip, where Python compiles every module again in every worker."""
+    import pyarrow as pa
+    import pyspark
+
+    if ".zip" in pyspark.__file__:
+        pytest.skip("this interpreter's pyspark is not installed in a folder")
+    assert spark_session.sparkContext.getConf().get("spark.python.daemon.module") == "webwinnow.stages._daemon"
+
+    def where(batches):
+        import py4j
+        import pyspark
+
+        for _ in batches:
+            yield pa.RecordBatch.from_pylist([{"where": f"{pyspark.__file__} {py4j.__file__}"}])
+
+    found = {r["where"] for r in spark_session.range(2, numPartitions=2).mapInArrow(where, "where string").collect()}
+    assert found and all(".zip" not in w for w in found), found

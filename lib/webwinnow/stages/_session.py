@@ -159,6 +159,9 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
         key = "spark.driver.extraJavaOptions"
         if given.startswith("local") and input_bytes is not None and input_bytes < SHORT_RUN_BYTES:
             props[key] = short_jvm_options(props.get(key, ""))
+        if given.startswith("local"):
+            # its workers import pyspark from the installed package, not from Spark's zip
+            props.setdefault("spark.python.daemon.module", DAEMON_MODULE)
         if given.startswith("local") and _launches_jvm() and not _chooses_sharing(props.get(key, "")):
             options, creation = class_sharing_options(cfg.class_sharing)
             if options:
@@ -340,6 +343,9 @@ def broadcast_rows(spark, row_bytes: int, most: int) -> int:
 #: 100 MB of input (docs/performance.md, issue 29). A cluster's executors live long: C2 pays there.
 SHORT_RUN_BYTES = 96 << 20
 
+
+#: The Python daemon of a local run webwinnow starts (stages/_daemon.py).
+DAEMON_MODULE = "webwinnow.stages._daemon"
 
 #: What the JVM this process started was given: pyspark starts one per process, and a session
 #: made later (a notebook's, the test suite's) runs on it with whatever it was started with.

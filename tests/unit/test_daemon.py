@@ -1,0 +1,53 @@
+"""The local daemon's path: Spark's zips of pyspark and py4j leave it only for the same pyspark,
+installed in a folder beside a py4j."""
+
+from __future__ import annotations
+
+import zipfile
+
+from webwinnow.stages._daemon import installed_path
+
+VERSION = b'__version__: str = "4.3.0"\n'
+
+
+def _spark(tmp_path, version: bytes = VERSION):
+    lib = tmp_path / "spark" / "lib"
+    lib.mkdir(parents=True)
+    with zipfile.ZipFile(lib / "pyspark.zip", "w") as z:
+        z.writestr("pyspark/version.py", version)
+    with zipfile.ZipFile(lib / "py4j-0.10.9.9-src.zip", "w") as z:
+        z.writestr("py4j/__init__.py", b"")
+    return [str(lib / "pyspark.zip"), str(lib / "py4j-0.10.9.9-src.zip")]
+
+
+def _installed(tmp_path, version: bytes = VERSION, py4j: bool = True) -> str:
+    site = tmp_path / "site"
+    (site / "pyspark").mkdir(parents=True)
+    (site / "pyspark" / "version.py").write_bytes(version)
+    if py4j:
+        (site / "py4j").mkdir()
+    return str(site)
+
+
+def test_the_zips_leave_the_path_for_the_same_installed_pyspark(tmp_path):
+    zips = _spark(tmp_path)
+    path = ["/app", *zips, "/usr/lib/python3.11", _installed(tmp_path)]
+    assert installed_path(path) == ["/app", "/usr/lib/python3.11", path[-1]]
+
+
+def test_another_version_or_no_py4j_or_no_installed_copy_keeps_sparks_path(tmp_path):
+    zips = _spark(tmp_path)
+    other = ["/app", *zips, _installed(tmp_path / "a", b'__version__: str = "4.2.0"\n')]
+    assert installed_path(other) == other
+    no_py4j = [*zips, _installed(tmp_path / "b", py4j=False)]
+    assert installed_path(no_py4j) == no_py4j
+    alone = ["/app", *zips]
+    assert installed_path(alone) == alone
+
+
+def test_a_path_without_sparks_zip_or_with_a_damaged_one_is_kept(tmp_path):
+    site = _installed(tmp_path)
+    assert installed_path(["/app", site]) == ["/app", site]
+    bad = tmp_path / "pyspark.zip"
+    bad.write_bytes(b"not a zip")
+    assert installed_path([str(bad), site]) == [str(bad), site]
