@@ -87,6 +87,56 @@ def test_edge_kgrams_are_those_within_w_of_a_block(seed):
         assert got[s] == near, (s, lo, hi)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_a_batch_of_pages_gives_each_pages_edge_hashes(seed):
+    """page_edge_hashes, one kernel call for many pages, against block_intervals and edge_kgrams
+    page by page: k-grams at text offsets (not 0, 1, 2...), repeated hashes, pages without
+    fingerprints, without boilerplate, with one block or many."""
+    from webwinnow.analysis.template import page_edge_hashes
+
+    rng = random.Random(seed)
+    k, w = rng.randint(1, 12), rng.randint(1, 15)
+    hashes, starts, kb, fp_starts, fp_flags, fp_lo, fp_hi, norms, want = [], [], [0], [], [], [], [], [], []
+    for _ in range(rng.randint(0, 12)):
+        n = rng.randint(0, 250)  # normalized units
+        count = max(n - k + 1, 0)
+        offsets = np.cumsum(np.array([rng.randint(1, 3) for _ in range(count)], np.int64))  # where each k-gram starts
+        page_hashes = np.array([rng.randint(0, 30) for _ in range(count)], np.int64)  # few values: repeats
+        chosen = sorted(rng.sample(range(count), min(rng.randint(0, 40), count)))
+        flags = [rng.random() < rng.choice([0.0, 0.3, 0.9]) for _ in chosen]
+        fp_lo.append(len(fp_starts))
+        fp_starts += offsets[chosen].tolist()
+        fp_flags += flags
+        fp_hi.append(len(fp_starts))
+        lo, hi = block_intervals(np.array(chosen, np.int64), np.array(flags, bool), k, w, n)
+        near = edge_kgrams(lo, hi, np.arange(count), k, w)
+        want.append(np.unique(page_hashes[near]))
+        hashes += page_hashes.tolist()
+        starts += offsets.tolist()
+        kb.append(len(hashes))
+        norms.append(n)
+    got = page_edge_hashes(
+        np.array(hashes, np.int64), np.array(starts, np.int64), np.array(kb), np.array(fp_starts, np.int64),
+        np.array(fp_flags, bool), np.array(fp_lo, np.int64), np.array(fp_hi, np.int64), np.array(norms, np.int64), k, w,
+    )  # fmt: skip
+    expected = np.concatenate(want) if want else np.zeros(0, np.int64)
+    assert got.tolist() == expected.tolist()
+
+
+def test_page_edge_hashes_check_their_bounds():
+    from webwinnow.analysis.template import page_edge_hashes
+
+    one = np.array([1], np.int64)
+    with pytest.raises(ValueError, match="k and w"):
+        page_edge_hashes(one, one, np.array([0, 1]), one, np.array([True]), np.array([0]), np.array([1]), one, 0, 3)
+    with pytest.raises(ValueError, match="a row per page"):
+        page_edge_hashes(one, one, np.array([0]), one, np.array([True]), np.array([0]), np.array([1]), one, 2, 3)
+    with pytest.raises(ValueError, match="within the arrays"):
+        page_edge_hashes(one, one, np.array([0, 2]), one, np.array([True]), np.array([0]), np.array([1]), one, 2, 3)
+    with pytest.raises(ValueError, match="within the arrays"):
+        page_edge_hashes(one, one, np.array([0, 1]), one, np.array([True]), np.array([0]), np.array([2]), one, 2, 3)
+
+
 def test_a_line_too_short_for_a_window_is_found_by_its_own_frequency():
     """A 70-character licence line after a page's navigation block, in every page: winnowing
     selects the block's k-grams in every page (it is longer than t), but which of the line's

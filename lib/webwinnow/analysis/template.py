@@ -40,8 +40,10 @@ least t content characters.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from ..core.codetokens import DEFAULT_LEXER
+from ..core.jit import JIT_OPTIONS
 from ..core.winnowing import fingerprint, units
 from .boilerplate import is_boilerplate
 
@@ -82,6 +84,104 @@ def edge_kgrams(lo: np.ndarray, hi: np.ndarray, kgram_starts: np.ndarray, k: int
         np.add.at(near, np.searchsorted(starts, a), 1)
         np.add.at(near, np.searchsorted(starts, b), -1)
     return np.cumsum(near)[:-1] > 0
+
+
+def page_edge_hashes(
+    kgram_hashes: np.ndarray,
+    kgram_starts: np.ndarray,
+    kgram_bounds: np.ndarray,
+    fp_starts: np.ndarray,
+    fp_flags: np.ndarray,
+    fp_lo: np.ndarray,
+    fp_hi: np.ndarray,
+    norm_chars: np.ndarray,
+    k: int,
+    w: int,
+) -> np.ndarray:
+    """Per page, the distinct hashes of its k-grams next to a block of its template text
+    (edge_kgrams of block_intervals), sorted, page after page: what counting template k-grams
+    needs of a batch of pages, in one kernel call instead of a dozen NumPy calls a page.
+
+    Page i's k-grams are rows kgram_bounds[i]:kgram_bounds[i + 1] of kgram_hashes and
+    kgram_starts (where each starts in the text, ascending; k-gram j starts at normalized unit
+    j); its fingerprints are rows fp_lo[i]:fp_hi[i] of fp_starts (ascending, each a start of one
+    of its k-grams) and fp_flags (boilerplate or not); norm_chars[i] its normalized units."""
+    if k < 1 or w < 1:
+        raise ValueError("k and w must be >= 1")
+    pages = len(norm_chars)
+    if not (len(kgram_bounds) == pages + 1 and len(fp_lo) == len(fp_hi) == pages):
+        raise ValueError("kgram_bounds must have a row per page and one more; fp_lo and fp_hi a row per page")
+    if kgram_hashes.shape != kgram_starts.shape or fp_starts.shape != fp_flags.shape:
+        raise ValueError("hashes and starts, and fingerprint starts and flags, must have the same length")
+    if pages and (
+        kgram_bounds[0] != 0
+        or kgram_bounds[-1] != len(kgram_hashes)
+        or np.any(np.diff(kgram_bounds) < 0)
+        or np.any(fp_lo > fp_hi)
+        or (len(fp_hi) and (int(fp_lo.min()) < 0 or int(fp_hi.max()) > len(fp_starts)))
+    ):
+        raise ValueError("the page bounds must lie within the arrays, in order")
+    return _page_edge_hashes(
+        np.ascontiguousarray(kgram_hashes, np.int64),
+        np.ascontiguousarray(kgram_starts, np.int64),
+        np.ascontiguousarray(kgram_bounds, np.int64),
+        np.ascontiguousarray(fp_starts, np.int64),
+        np.ascontiguousarray(fp_flags, np.bool_),
+        np.ascontiguousarray(fp_lo, np.int64),
+        np.ascontiguousarray(fp_hi, np.int64),
+        np.ascontiguousarray(norm_chars, np.int64),
+        k,
+        w,
+    )
+
+
+@njit(**JIT_OPTIONS)
+def _page_edge_hashes(kh, ks, kb, fs, ff, flo, fhi, norm_chars, k, w):
+    out = np.empty(len(kh), np.int64)
+    used = 0
+    gap = max(w, k)
+    for page in range(len(norm_chars)):
+        base, n = kb[page], kb[page + 1] - kb[page]
+        starts = ks[base : base + n]
+        near = np.zeros(n + 1, np.int64)  # +1 at an interval's start, -1 past its end (edge_kgrams)
+        first, last, previous = -1, -1, -1
+        any_block = False
+        for f in range(flo[page], fhi[page] + 1):
+            at = -1
+            if f < fhi[page]:
+                if not ff[f]:
+                    continue
+                at = np.searchsorted(starts, fs[f])  # the fingerprint's k-gram: its normalized start
+            if previous >= 0 and (at < 0 or at - previous > gap):  # the block [first, last] ends
+                lo = 0 if not any_block and first <= gap else first
+                hi = min(last + k, norm_chars[page])
+                if at < 0 and last >= norm_chars[page] - k - gap:
+                    hi = norm_chars[page]
+                any_block = True
+                for a, b in ((lo - w, lo), (hi - k + 1, hi - k + w + 1)):
+                    near[min(max(a, 0), n)] += 1
+                    near[min(max(b, 0), n)] -= 1
+                first = at
+            if at < 0:
+                break
+            if previous < 0:
+                first = at
+            previous = last = at
+        if not any_block:
+            continue
+        found = np.empty(n, np.int64)
+        m, depth = 0, 0
+        for j in range(n):
+            depth += near[j]
+            if depth > 0:
+                found[m] = kh[base + j]
+                m += 1
+        found = np.sort(found[:m])
+        for j in range(m):
+            if j == 0 or found[j] != found[j - 1]:
+                out[used] = found[j]
+                used += 1
+    return out[:used]
 
 
 def block_intervals(

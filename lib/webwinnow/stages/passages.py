@@ -45,7 +45,7 @@ from pyspark.sql import functions as F
 from .. import schemas, storage
 from ..analysis.boilerplate import is_boilerplate
 from ..analysis.spans import batch_passages
-from ..analysis.template import block_intervals, edge_kgrams
+from ..analysis.template import page_edge_hashes
 from ..config import RunConfig
 from ..core.distinct import distinct, distinct_counts
 from ..core.winnowing import fingerprint_batch
@@ -131,15 +131,11 @@ def _edge_counts(texts: pa.Array, cfg: RunConfig, boilerplate: np.ndarray) -> pa
     every = every_kgram(texts.take(pa.array(rows, pa.int64())), cfg)
     fp_bounds = np.searchsorted(fp.doc, np.arange(len(texts) + 1))
     kg_bounds = np.searchsorted(every.doc, np.arange(len(rows) + 1))
-    found = []
-    for i, row in enumerate(rows):
-        doc_flags = flags[fp_bounds[row] : fp_bounds[row + 1]]
-        starts = every.positions[kg_bounds[i] : kg_bounds[i + 1]]
-        norm = np.searchsorted(starts, fp.positions[fp_bounds[row] : fp_bounds[row + 1]])
-        lo, hi = block_intervals(norm, doc_flags, w.k, w.w, int(fp.norm_chars[row]))
-        near = edge_kgrams(lo, hi, np.arange(len(starts)), w.k, w.w)
-        found.append(distinct(every.hashes[kg_bounds[i] : kg_bounds[i + 1]][near]))
-    hashes, docs = distinct_counts(np.concatenate(found) if found else np.zeros(0, np.int64))
+    found = page_edge_hashes(
+        every.hashes, every.positions, kg_bounds, fp.positions, flags, fp_bounds[rows], fp_bounds[rows + 1],
+        fp.norm_chars[rows], w.k, w.w,
+    )  # fmt: skip
+    hashes, docs = distinct_counts(found)
     return pa.record_batch([pa.array(hashes, pa.int64()), pa.array(docs.astype(np.int64))], schema=EDGE_COUNTS)
 
 
