@@ -414,6 +414,11 @@ def size_shuffles(spark, input_bytes: int) -> int:
     return count
 
 
+def shuffle_partitions(spark) -> int:
+    """The session's count of shuffle partitions (spark.sql.shuffle.partitions)."""
+    return int(setting(spark, "spark.sql.shuffle.partitions", SPARK_DEFAULTS["spark.sql.shuffle.partitions"]))
+
+
 #: What a store's tables need in Spark, by the scheme Hadoop did not know (the Python side reads
 #: and writes through pyarrow and needs none of it). {hadoop} is the Hadoop version Spark runs.
 CONNECTORS = {

@@ -9,14 +9,16 @@ completeness.
 
 No self-join: the fingerprints sorted by hash, each hash's run whole in one task, and a Numba
 kernel pairs the rows of every run (webwinnow.analysis.pairing); then one shuffle of the seeds
-by pair (Spark sorts each partition on a hash of
-the pair, numpy each chunk of whole pairs by pair and positions: _frames.sort_runs; a kernel
-counts each pair's distinct hashes and lists its seeds). The fingerprints come sorted from the
+by pair, as blobs (stages._exchange: the JVM moves bytes, not rows), to tasks that sort their
+partition by pair and positions and count each pair's distinct hashes and list its seeds with
+a kernel. A pair task holds its partition's seeds: the partitions are as many as the bound on
+the seeds (from hash_freq) needs for each to stay under _exchange.PARTITION_BYTES. The
+fingerprints come sorted from the
 parts a current hash_freq table keeps (hash_freq.BY_HASH: its counting tasks had them sorted
 already), else from a shuffle by hash that Spark sorts (a check, whose fingerprints join the
 index's; a run folder of an older webwinnow). The automatic cap reuses the document
-frequencies hash_freq counted when that table is current. Memory: a Python worker holds one sorted chunk of about
-CHUNK_ROWS rows plus the seeds of one chunk; Spark's sorts spill to disk.
+frequencies hash_freq counted when that table is current. Memory: a seeding task holds one
+sorted chunk of about CHUNK_ROWS fingerprints, their seeds and a gathering of blobs.
 
 The pair tasks write `pair_seeds` themselves (outputs.parts): its lists of seeds never become
 Spark rows, which cost the JVM more than pairing them did; the JVM gets each pair's count of
@@ -54,15 +56,18 @@ from ..outputs.tables import (
     write_table,
 )
 from . import StageContext, table_is_current
+from ._exchange import BLOBS, exchanged, packed, partitions_for, spread, unpacked
 from ._exclusions import exclusion_hashes
-from ._frames import RUN_KEY, arrow_batch_rows, read_documents, read_table, sort_runs, sorted_chunks, spark_schema
-from ._session import cache_level
+from ._frames import arrow_batch_rows, read_documents, read_table, sort_table, sorted_chunks, spark_schema
+from ._session import cache_level, shuffle_partitions
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
 #: hashes below the cap in this partition (doc_b = -1, the count in `hash`).
 SEED_ROWS = pa.schema(
     [("doc_a", pa.int64()), ("doc_b", pa.int64()), ("hash", pa.int64()), ("pos_a", pa.int32()), ("pos_b", pa.int32())]
 )
+#: Bytes of a SEED_ROWS row in an Arrow batch.
+SEED_ROWS_BYTES = 32
 #: A check's boilerplate hashes up to this many are broadcast to the fingerprints they leave out.
 BROADCAST_HASHES = 2_000_000
 #: Up to this many rows of hash_freq, the automatic cap's seed bounds are summed on the driver
@@ -174,16 +179,29 @@ def cross_seed_arrow(batches, with_self: bool, max_repeats: int = 0):
         )
 
 
+def pair_spread(batch: pa.RecordBatch) -> np.ndarray:
+    """Where a seed row goes: by its pair (a count row, doc_b = -1: anywhere by its document)."""
+    return spread(batch.column("doc_a").to_numpy(), batch.column("doc_b").to_numpy())
+
+
 def is_check(out: str) -> bool:
     """Whether out is a check's folder (its lookup stage wrote the indexed documents' tables)."""
     return table_meta(out, "indexed_fingerprints") is not None
 
 
+#: The order a pair task puts its seeds in: a pair's seeds together, in order of position.
+SEED_ORDER = ("doc_a", "doc_b", "pos_a", "pos_b")
+
+
 def pair_arrow(batches, min_shared: int):
-    """PAIR_ROWS for seed batches of one pair partition sorted by sort_runs on (doc_a, doc_b); a
-    document's count rows (doc_b = -1, the count in `hash`) pass as rows with doc_b = -1, their
-    count in `shared` and no seeds."""
-    for chunk in sorted_chunks(batches, [RUN_KEY], order=("doc_a", "doc_b", "pos_a", "pos_b")):
+    """PAIR_ROWS for seed batches of one pair partition, in any order; a document's count rows
+    (doc_b = -1, the count in `hash`) pass as rows with doc_b = -1, their count in `shared` and
+    no seeds."""
+    held = [b for b in batches if b.num_rows]
+    if not held:
+        return
+    table = sort_table(pa.Table.from_batches(held).combine_chunks(), SEED_ORDER)
+    for chunk in sorted_chunks(table.to_batches(), ["doc_a", "doc_b"]):
         counted = pc.less(chunk.column("doc_b"), 0)
         if pc.any(counted).as_py():
             counts = chunk.filter(counted)
@@ -225,7 +243,7 @@ def sorted_by_hash(out: str) -> list[str]:
 
 
 def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of) -> DataFrame:
-    """SEED_ROWS from the sorted parts, one task each: a part holds every row of its hashes, as a
+    """BLOBS of seeds from the sorted parts, one task each: a part holds every row of its hashes, as a
     partition of the fingerprints shuffled by hash does; the excluded hashes are left out as it
     is read."""
     drop = pa.array(distinct(np.asarray(excluded, np.int64))) if excluded is not None and len(excluded) else None
@@ -236,7 +254,7 @@ def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of) 
                 yield from seeds_of(_part_batches(parts[i], drop))
 
     slots = spark.range(0, len(parts), 1, len(parts))  # a range of n ids in n partitions: one part a task
-    return slots.mapInArrow(read, spark_schema(SEED_ROWS))
+    return slots.mapInArrow(read, spark_schema(BLOBS))
 
 
 def _part_batches(name: str, drop) -> Iterator[pa.RecordBatch]:
@@ -339,21 +357,29 @@ def run(ctx: StageContext) -> dict:
             .join(boiler, "hash", "left_anti")
         )
         order: tuple[str, ...] = ("hash", "new", "doc_id", "pos")
+        seeds_bound = 0
 
         def seeds_of(batches):
-            yield from cross_seed_arrow(batches, with_self, pcfg.max_repeats)
+            yield from packed(cross_seed_arrow(batches, with_self, pcfg.max_repeats), pair_spread, pair_parts)
     else:
+        bounds = None
         if pcfg.max_df:
             max_df = pcfg.max_df
+            if table_is_current(out, "hash_freq") and row_count(out, "hash_freq") <= DRIVER_HASHES:
+                bounds = _seed_bounds_on_driver(out, excluded, pcfg.max_repeats)
         else:
             counts = df_counts(spark, out, fp, excluded)
-            max_df = auto_max_df(documents, counts, pcfg.pair_budget, seed_bounds(spark, out, fp, excluded, pcfg.max_repeats))
+            bounds = seed_bounds(spark, out, fp, excluded, pcfg.max_repeats)
+            max_df = auto_max_df(documents, counts, pcfg.pair_budget, bounds)
+        seeds_bound = sum(n for d, n in (bounds or {}).items() if d <= max_df)
         order = ("hash", "doc_id", "pos")
 
         def seeds_of(batches):
-            yield from seed_arrow(batches, max_df, pcfg.max_repeats)
+            yield from packed(seed_arrow(batches, max_df, pcfg.max_repeats), pair_spread, pair_parts)
 
     seeds_folder = stage_table(out, "pair_seeds")
+    # a pair task holds its partition's seeds: enough partitions that the bound on them fits
+    pair_parts = partitions_for(SEED_ROWS_BYTES, 0 if check else seeds_bound, shuffle_partitions(spark))
 
     def pairs_of(batches):
         from pyspark import TaskContext
@@ -361,7 +387,7 @@ def run(ctx: StageContext) -> dict:
         context = TaskContext.get()
         seeds = PartWriter(seeds_folder, context.partitionId() if context else 0, SEEDS_WRITTEN)
         try:
-            for rows in pair_arrow(batches, pcfg.min_shared):
+            for rows in pair_arrow(unpacked(batches), pcfg.min_shared):
                 pairs = rows.filter(pc.greater_equal(rows.column("doc_b"), 0))
                 seeds.write(pa.RecordBatch.from_arrays([pairs.column(n) for n in SEEDS_WRITTEN.names], schema=SEEDS_WRITTEN))
                 yield pa.RecordBatch.from_arrays([rows.column(n) for n in PAIR_COUNTS.names], schema=PAIR_COUNTS)
@@ -373,19 +399,15 @@ def run(ctx: StageContext) -> dict:
     parts = [] if check else sorted_by_hash(out)
     with arrow_batch_rows(spark):
         # The seeds and each document's count of hashes below the cap (doc_b = -1) take one
-        # shuffle to the pair tasks, which pass the counts on: the seed rows are never cached.
-        # Fingerprint hashes rarely tie, so Spark's sort settles nearly every comparison on the
-        # first key's prefix; a pair's seeds all tie on (doc_a, doc_b): they are sorted by sort_runs.
+        # shuffle, as blobs, to the pair tasks, which pass the counts on: the seed rows are never
+        # Spark rows. Spark's sort of the fingerprints by hash (no hash_freq parts) settles nearly
+        # every comparison on the first key's prefix: hashes rarely tie.
         if parts:
             # hash_freq kept the fingerprints sorted by hash: no shuffle of them again
             emitted = seeds_from_parts(spark, parts, excluded, seeds_of)
         else:
-            emitted = fp.repartition("hash").sortWithinPartitions(*order).mapInArrow(seeds_of, spark_schema(SEED_ROWS))
-        grouped = (
-            sort_runs(emitted.repartition("doc_a", "doc_b"), ["doc_a", "doc_b"])
-            .mapInArrow(pairs_of, spark_schema(PAIR_COUNTS))
-            .persist(cache_level(spark))
-        )
+            emitted = fp.repartition("hash").sortWithinPartitions(*order).mapInArrow(seeds_of, spark_schema(BLOBS))
+        grouped = exchanged(emitted, pair_parts).mapInArrow(pairs_of, spark_schema(PAIR_COUNTS)).persist(cache_level(spark))
         try:
             fp_counts = (
                 grouped.filter(F.col("doc_b") < 0)
