@@ -626,6 +626,39 @@ def test_hash_freq_counts_hosts_and_cuts_snippets_on_the_driver_and_in_spark_ali
     assert sum(r["snippet"] is not None for r in rows) == sum(r["docs"] >= 2 for r in rows) > 100
 
 
+def test_past_the_blob_shuffles_partitions_spark_sorts_and_the_tables_are_the_same(sample_run, tmp_path, monkeypatch):
+    from webwinnow.stages import _exchange, candidates, hash_freq
+
+    # hash_freq moves the fingerprints, candidates the seeds, as blobs; a crawl whose rows need
+    # more than MAX_PARTITIONS blob partitions takes Spark's sorted shuffle instead (and
+    # hash_freq joins the hosts in Spark): the same tables and the same sorted parts.
+    exchanges: list = []
+    real = _exchange.exchanged
+    for module in (candidates, hash_freq):
+        monkeypatch.setattr(module, "exchanged", lambda *a: exchanges.append(a) or real(*a))
+
+    def parts(run: Path) -> list[list[tuple]]:
+        rows = [pq.read_table(p) for p in sorted((run / "hash_freq" / "_by_hash").glob("*.parquet"))]
+        return [list(zip(*(t.column(c).to_pylist() for c in ("hash", "doc_id", "pos")), strict=True)) for t in rows]
+
+    for way, most in (("blobs", _exchange.MAX_PARTITIONS), ("sorted", 0)):
+        monkeypatch.setattr(_exchange, "MAX_PARTITIONS", most)
+        out = tmp_path / way
+        shutil.copytree(sample_run, out)
+        before = len(exchanges)
+        _run(["hash_freq", "--out", str(out), "--conf", str(CONF)])
+        _run(["candidates", "--out", str(out), "--conf", str(CONF)])
+        assert len(exchanges) - before == (2 if way == "blobs" else 0)
+        assert _sorted_rows(out, "hash_freq", ["hash"]) == _sorted_rows(sample_run, "hash_freq", ["hash"])
+        for table in ("candidate_pairs", "pair_seeds"):
+            assert _sorted_rows(out, table, ["doc_a", "doc_b"]) == _sorted_rows(sample_run, table, ["doc_a", "doc_b"])
+        held = parts(out)
+        assert all(p == sorted(p) for p in held)  # each part sorted
+        hashes = [{h for h, _, _ in p} for p in held]
+        assert sum(len(h) for h in hashes) == len(set().union(*hashes))  # a hash in one part
+        assert sorted(r for p in held for r in p) == sorted(r for p in parts(sample_run) for r in p)
+
+
 def test_hash_freq_keeps_the_fingerprints_sorted_by_hash_and_candidates_seed_from_them(sample_run, tmp_path, monkeypatch):
     from webwinnow.stages import candidates
 

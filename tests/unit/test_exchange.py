@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from webwinnow.stages import _exchange
 from webwinnow.stages._exchange import BLOBS, packed, partitions_for, spread, unpacked
-from webwinnow.stages.candidates import SEED_ROWS, pair_arrow
+from webwinnow.stages.candidates import SEED_ROWS, in_seed_order, pair_arrow
 
 SCHEMA = pa.schema([("key", pa.int64()), ("text", pa.string()), ("values", pa.list_(pa.int32()))])
 
@@ -82,7 +82,8 @@ def test_spread_mixes_keys_evenly_and_the_same_every_time():
         (32, 10, 0, 1),
         (32, (256 << 20) // 32 * 3, 2, 3),
         (32, (256 << 20) // 32 * 3 + 1, 2, 4),
-        (1 << 30, 1 << 30, 2, 20_000),
+        (32, (256 << 20) // 32 * 20_000, 2, 20_000),
+        (32, (256 << 20) // 32 * 20_000 + 1, 2, None),
     ],
 )
 def test_partitions_are_sized_so_each_holds_a_bounded_share(row_bytes, rows, least, want):
@@ -106,7 +107,7 @@ def _seeds(rng, n: int) -> pa.RecordBatch:
 
 def _pairs(batches) -> list[tuple]:
     out = []
-    for rows in pair_arrow(batches, 2):
+    for rows in pair_arrow(in_seed_order(batches), 2):
         for a, b, shared, seeds in zip(*(rows.column(c).to_pylist() for c in ("doc_a", "doc_b", "shared", "seeds")), strict=True):
             out.append((a, b, shared, [tuple(s.values()) for s in seeds]))
     return sorted(out, key=lambda r: (r[0], r[1], r[2]))

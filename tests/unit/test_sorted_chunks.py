@@ -1,5 +1,5 @@
-"""Chunks of a partition sorted on one key: whole runs per chunk, every chunk in order, every row
-once, whatever the batches; and sort_table's order."""
+"""Chunks of a partition sorted on one key and put in their full order per chunk (sort_runs'
+contract): whole runs per chunk, every chunk in order, every row once, whatever the batches."""
 
 import numpy as np
 import pyarrow as pa
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webwinnow.stages._frames import sort_table, sorted_chunks
+from webwinnow.stages._frames import RUN_KEY, sort_table, sorted_chunks
 
 
 def _batches(table: pa.Table, cuts: list[int]) -> list[pa.RecordBatch]:
@@ -26,12 +26,12 @@ def _rows(table: pa.Table, names) -> list[tuple]:
     chunk=st.integers(1, 40),
 )
 def test_chunks_of_one_key_come_out_in_the_full_order(rows, cuts, chunk):
-    # as Spark hands them over sorted on "hash": any order inside a run
+    # as Spark hands them over after sort_runs on "hash": sorted on hash, any order inside a run
     rng = np.random.default_rng(len(rows))
     shuffled = [rows[i] for i in rng.permutation(len(rows))]
     shuffled.sort(key=lambda r: r[0])
     table = pa.table({"hash": [r[0] for r in shuffled], "doc_id": [r[1] for r in shuffled], "pos": [r[2] for r in shuffled]})
-    chunks = [sort_table(c, ("hash", "doc_id", "pos")) for c in sorted_chunks(_batches(table, cuts), ["hash"], rows=chunk)]
+    chunks = list(sorted_chunks(_batches(table, cuts), ["hash"], rows=chunk, order=("hash", "doc_id", "pos")))
     got = [row for c in chunks for row in _rows(c, ("hash", "doc_id", "pos"))]
     assert got == sorted(rows)
     seen = set()
@@ -39,6 +39,21 @@ def test_chunks_of_one_key_come_out_in_the_full_order(rows, cuts, chunk):
         runs = set(c.column("hash").to_pylist())
         assert not runs & seen  # a run is never split between chunks
         seen |= runs
+
+
+def test_pairs_whose_run_keys_collide_are_sorted_apart():
+    # two pairs with the same run key, interleaved as a sort on that key alone may leave them
+    table = pa.table(
+        {
+            RUN_KEY: [7, 7, 7, 7, 9],
+            "doc_a": [2, 1, 2, 1, 0],
+            "doc_b": [5, 3, 5, 3, 4],
+            "pos_a": [40, 30, 10, 20, 0],
+            "pos_b": [41, 31, 11, 21, 1],
+        }
+    )
+    (chunk,) = sorted_chunks(table.to_batches(), [RUN_KEY], order=("doc_a", "doc_b", "pos_a", "pos_b"))
+    assert _rows(chunk, ("doc_a", "doc_b", "pos_a")) == [(0, 4, 0), (1, 3, 20), (1, 3, 30), (2, 5, 10), (2, 5, 40)]
 
 
 @pytest.mark.parametrize("flag", [[True, False, True], [False, False, True]])

@@ -6,7 +6,8 @@ them. The JVM copies bytes instead of converting every row from Arrow and back a
 on the docs corpus the seeds' shuffle by pair (2.8 M rows) cost the JVM 5.6 CPU-seconds, most
 of the candidates stage. The receiving task gets its partition's rows in no particular order
 and sorts them itself, so a partition must fit in a worker's memory: the stage chooses the
-number of partitions from a bound on the rows it moves (`partitions_for`).
+number of partitions from a bound on the rows it moves (`partitions_for`), and takes Spark's
+sorted shuffle when that number is past what Spark tracks well.
 """
 
 from __future__ import annotations
@@ -33,11 +34,14 @@ PARTITION_BYTES = 256 << 20
 MAX_PARTITIONS = 20_000
 
 
-def partitions_for(row_bytes: int, rows: int, least: int) -> int:
-    """Partitions for a shuffle of about `rows` rows of `row_bytes` each: at least `least` (the
-    session's shuffle partitions), and enough that none holds more than PARTITION_BYTES when the
-    rows spread evenly, up to MAX_PARTITIONS."""
-    return max(1, least, min(MAX_PARTITIONS, -(-row_bytes * rows // PARTITION_BYTES)))
+def partitions_for(row_bytes: int, rows: int, least: int) -> int | None:
+    """Partitions for a blob shuffle of about `rows` rows of `row_bytes` each: at least `least`
+    (the session's shuffle partitions), and enough that none holds more than PARTITION_BYTES
+    when the rows spread evenly; None when that takes more than MAX_PARTITIONS. The stage then
+    takes Spark's sorted shuffle, whose sort spills to disk and whose Python tasks hold a chunk
+    at a time (a snapshot's fingerprints: 25 TB)."""
+    needed = max(1, least, -(-row_bytes * rows // PARTITION_BYTES))
+    return needed if needed <= MAX_PARTITIONS else None
 
 
 def spread(*keys: np.ndarray) -> np.ndarray:

@@ -58,7 +58,7 @@ from ..outputs.tables import (
 from . import StageContext, table_is_current
 from ._exchange import BLOBS, exchanged, packed, partitions_for, spread, unpacked
 from ._exclusions import exclusion_hashes
-from ._frames import arrow_batch_rows, read_documents, read_table, sort_table, sorted_chunks, spark_schema
+from ._frames import RUN_KEY, arrow_batch_rows, read_documents, read_table, sort_runs, sort_table, sorted_chunks, spark_schema
 from ._session import cache_level, shuffle_partitions
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
@@ -193,15 +193,20 @@ def is_check(out: str) -> bool:
 SEED_ORDER = ("doc_a", "doc_b", "pos_a", "pos_b")
 
 
-def pair_arrow(batches, min_shared: int):
-    """PAIR_ROWS for seed batches of one pair partition, in any order; a document's count rows
-    (doc_b = -1, the count in `hash`) pass as rows with doc_b = -1, their count in `shared` and
-    no seeds."""
+def in_seed_order(batches) -> list[pa.RecordBatch]:
+    """A pair task's partition of seeds, which came in any order (a blob shuffle), in SEED_ORDER."""
     held = [b for b in batches if b.num_rows]
     if not held:
-        return
-    table = sort_table(pa.Table.from_batches(held).combine_chunks(), SEED_ORDER)
-    for chunk in sorted_chunks(table.to_batches(), ["doc_a", "doc_b"]):
+        return []
+    return sort_table(pa.Table.from_batches(held).combine_chunks(), SEED_ORDER).to_batches()
+
+
+def pair_arrow(batches, min_shared: int, sorted_on: str = ""):
+    """PAIR_ROWS for seed batches of one pair partition in SEED_ORDER or, with `sorted_on`, sorted
+    by sort_runs on that key; a document's count rows (doc_b = -1, the count in `hash`) pass as
+    rows with doc_b = -1, their count in `shared` and no seeds."""
+    keys, order = ([sorted_on], SEED_ORDER) if sorted_on else (["doc_a", "doc_b"], None)
+    for chunk in sorted_chunks(batches, keys, order=order):
         counted = pc.less(chunk.column("doc_b"), 0)
         if pc.any(counted).as_py():
             counts = chunk.filter(counted)
@@ -242,10 +247,10 @@ def sorted_by_hash(out: str) -> list[str]:
     return folder_parquet_files(storage.child(data_location(out, "hash_freq"), BY_HASH))
 
 
-def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of) -> DataFrame:
-    """BLOBS of seeds from the sorted parts, one task each: a part holds every row of its hashes, as a
-    partition of the fingerprints shuffled by hash does; the excluded hashes are left out as it
-    is read."""
+def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of, schema) -> DataFrame:
+    """seeds_of's rows (of Spark `schema`) from the sorted parts, one task each: a part holds every
+    row of its hashes, as a partition of the fingerprints shuffled by hash does; the excluded
+    hashes are left out as it is read."""
     drop = pa.array(distinct(np.asarray(excluded, np.int64))) if excluded is not None and len(excluded) else None
 
     def read(batches):
@@ -254,7 +259,7 @@ def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of) 
                 yield from seeds_of(_part_batches(parts[i], drop))
 
     slots = spark.range(0, len(parts), 1, len(parts))  # a range of n ids in n partitions: one part a task
-    return slots.mapInArrow(read, spark_schema(BLOBS))
+    return slots.mapInArrow(read, schema)
 
 
 def _part_batches(name: str, drop) -> Iterator[pa.RecordBatch]:
@@ -360,7 +365,7 @@ def run(ctx: StageContext) -> dict:
         seeds_bound = 0
 
         def seeds_of(batches):
-            yield from packed(cross_seed_arrow(batches, with_self, pcfg.max_repeats), pair_spread, pair_parts)
+            yield from cross_seed_arrow(batches, with_self, pcfg.max_repeats)
     else:
         bounds = None
         if pcfg.max_df:
@@ -375,10 +380,11 @@ def run(ctx: StageContext) -> dict:
         order = ("hash", "doc_id", "pos")
 
         def seeds_of(batches):
-            yield from packed(seed_arrow(batches, max_df, pcfg.max_repeats), pair_spread, pair_parts)
+            yield from seed_arrow(batches, max_df, pcfg.max_repeats)
 
     seeds_folder = stage_table(out, "pair_seeds")
     # a pair task holds its partition's seeds: enough partitions that the bound on them fits
+    # (none: more than a blob shuffle's partitions hold)
     pair_parts = partitions_for(SEED_ROWS_BYTES, 0 if check else seeds_bound, shuffle_partitions(spark))
 
     def pairs_of(batches):
@@ -387,7 +393,12 @@ def run(ctx: StageContext) -> dict:
         context = TaskContext.get()
         seeds = PartWriter(seeds_folder, context.partitionId() if context else 0, SEEDS_WRITTEN)
         try:
-            for rows in pair_arrow(unpacked(batches), pcfg.min_shared):
+            seeds_in = (
+                pair_arrow(in_seed_order(unpacked(batches)), pcfg.min_shared)
+                if pair_parts
+                else pair_arrow(batches, pcfg.min_shared, RUN_KEY)
+            )
+            for rows in seeds_in:
                 pairs = rows.filter(pc.greater_equal(rows.column("doc_b"), 0))
                 seeds.write(pa.RecordBatch.from_arrays([pairs.column(n) for n in SEEDS_WRITTEN.names], schema=SEEDS_WRITTEN))
                 yield pa.RecordBatch.from_arrays([rows.column(n) for n in PAIR_COUNTS.names], schema=PAIR_COUNTS)
@@ -402,12 +413,20 @@ def run(ctx: StageContext) -> dict:
         # shuffle, as blobs, to the pair tasks, which pass the counts on: the seed rows are never
         # Spark rows. Spark's sort of the fingerprints by hash (no hash_freq parts) settles nearly
         # every comparison on the first key's prefix: hashes rarely tie.
+        def emit(batches):
+            yield from (packed(seeds_of(batches), pair_spread, pair_parts) if pair_parts else seeds_of(batches))
+
+        emitted_schema = spark_schema(BLOBS if pair_parts else SEED_ROWS)
         if parts:
             # hash_freq kept the fingerprints sorted by hash: no shuffle of them again
-            emitted = seeds_from_parts(spark, parts, excluded, seeds_of)
+            emitted = seeds_from_parts(spark, parts, excluded, emit, emitted_schema)
         else:
-            emitted = fp.repartition("hash").sortWithinPartitions(*order).mapInArrow(seeds_of, spark_schema(BLOBS))
-        grouped = exchanged(emitted, pair_parts).mapInArrow(pairs_of, spark_schema(PAIR_COUNTS)).persist(cache_level(spark))
+            emitted = fp.repartition("hash").sortWithinPartitions(*order).mapInArrow(emit, emitted_schema)
+        if pair_parts:
+            by_pair = exchanged(emitted, pair_parts)
+        else:  # more seeds than blob partitions hold: Spark's sort, which spills
+            by_pair = sort_runs(emitted.repartition("doc_a", "doc_b"), ["doc_a", "doc_b"])
+        grouped = by_pair.mapInArrow(pairs_of, spark_schema(PAIR_COUNTS)).persist(cache_level(spark))
         try:
             fp_counts = (
                 grouped.filter(F.col("doc_b") < 0)

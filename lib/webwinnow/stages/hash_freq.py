@@ -1,8 +1,13 @@
 """Stage: `fingerprints` → `hash_freq` (per hash: documents, occurrences, hosts, a snippet) and
 `rank_freq` (the rank–frequency curve) with a power-law fit in `report/stats.json`.
 
-One shuffle: the fingerprints (with their document's host) by hash, each partition sorted by
+One shuffle: the fingerprints (with their document's host) by hash, as blobs (stages._exchange:
+the JVM moves bytes, not a row per fingerprint), to counting tasks that sort their partition by
 hash, document and position, and a kernel counts every hash's run (webwinnow.analysis.pairing).
+While the documents are few enough to share their hosts with every task, one task per file of
+the fingerprints reads it with pyarrow and packs it; beyond, Spark joins the hosts and the
+joined rows are packed. A counting task holds its partition: the partitions are as many as
+keep each under _exchange.PARTITION_BYTES.
 Snippets are cut only for hashes seen in two or more documents: nobody looks at the long tail of
 hashes seen once (82% of them on web pages, by the paper); their requests go to the documents
 table as a broadcast when they are few, so the texts are read in place, never shuffled.
@@ -43,8 +48,9 @@ from ..outputs.tables import (
     write_arrow,
 )
 from . import StageContext
-from ._frames import arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
-from ._session import broadcast_rows, cache_level
+from ._exchange import BLOBS, exchanged, packed, partitions_for, spread, unpacked
+from ._frames import KERNEL_BATCH_ROWS, arrow_batch_rows, read_table, sort_table, sorted_chunks, spark_schema, url_host
+from ._session import broadcast_rows, cache_level, shuffle_partitions
 from ._shared import share
 
 #: Broadcast a side of a join below this many rows (16–24 bytes a row): the other side, the
@@ -89,19 +95,68 @@ def doc_hosts(spark: SparkSession, out: str):
 
 
 def host_ids(spark: SparkSession, out: str):
-    """(doc_id, host_id) of ok documents: a number per host, null when the URL has none. Only
-    how many distinct hosts hold a hash is counted, so any number that tells hosts apart will
-    do. A documents table small enough is read on the driver, each distinct URL's host looked up
-    once (no Python UDF job, no workers started for it); a larger one in Spark, by hash of host."""
+    """(doc_id, host_id) of ok documents as a DataFrame: a number per host, null when the URL has
+    none. Only how many distinct hosts hold a hash is counted, so any number that tells hosts
+    apart will do. A larger documents table than DRIVER_HOSTS in Spark, by hash of host; a
+    smaller one from driver_host_ids."""
     if row_count(out, "documents") > DRIVER_HOSTS:
         return doc_hosts(spark, out).select("doc_id", F.when(F.col("host").isNotNull(), F.xxhash64("host")).alias("host_id"))
+    return spark.createDataFrame(driver_host_ids(out), "doc_id long, host_id long")
+
+
+def driver_host_ids(out: str) -> pa.Table:
+    """host_ids read on the driver: each distinct URL's host looked up once (no Python UDF job,
+    no workers started for it)."""
     ok = [t.filter(pc.equal(t.column("status"), "ok")) for t in read_row_groups(out, "documents", ["doc_id", "url", "status"])]
     rows = pa.concat_tables(ok) if ok else schemas.DOCUMENTS.empty_table()
     urls = pc.dictionary_encode(rows.column("url")).combine_chunks()
     numbers: dict[str, int] = {}
     of_url = [None if h is None else numbers.setdefault(h, len(numbers)) for h in map(host_of, urls.dictionary.to_pylist())]
     ids = pa.array(of_url, pa.int64()).take(urls.indices)
-    return spark.createDataFrame(pa.table({"doc_id": rows.column("doc_id"), "host_id": ids}), "doc_id long, host_id long")
+    return pa.table({"doc_id": rows.column("doc_id"), "host_id": ids})
+
+
+#: What the fingerprints' shuffle moves: a fingerprint and its document's host.
+HOSTED = pa.schema([("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int32()), ("host_id", pa.int64())])
+#: Bytes of a HOSTED row in an Arrow batch.
+HOSTED_BYTES = 28
+#: The order a counting task puts its partition in.
+COUNT_ORDER = ("hash", "doc_id", "pos")
+
+
+def by_hash_spread(batch: pa.RecordBatch) -> np.ndarray:
+    """Where a fingerprint goes: with every other fingerprint of its hash."""
+    return spread(batch.column("hash").to_numpy())
+
+
+def hosted_files(spark: SparkSession, out: str, hosts: pa.Table, parts: int):
+    """BLOBS of HOSTED rows from one task per file of the fingerprints, read with pyarrow; every
+    task has the hosts (doc_id, host_id), sorted by document."""
+    doc_id = hosts.column("doc_id").to_numpy()
+    order = np.argsort(doc_id, kind="stable")
+    host = hosts.column("host_id")
+    table = np.stack(
+        [doc_id[order], host.fill_null(-1).to_numpy()[order], host.is_valid().to_numpy(zero_copy_only=False)[order]], axis=1
+    )
+    shared = share(spark, table.astype(np.int64).reshape(-1, 3), out)
+    files = parquet_files(out, "fingerprints")
+
+    def hosted(name: str):
+        known = shared.value
+        with storage.open_input(name) as fh:
+            for batch in open_parquet(name, fh).iter_batches(batch_size=KERNEL_BATCH_ROWS, columns=["hash", "doc_id", "pos"]):
+                docs = batch.column("doc_id").to_numpy()
+                at = np.minimum(np.searchsorted(known[:, 0], docs), max(len(known) - 1, 0))
+                found = (known[at, 0] == docs) & (known[at, 2] == 1) if len(known) else np.zeros(len(docs), bool)
+                ids = pa.array(known[at, 1] if len(known) else np.zeros(len(docs), np.int64), pa.int64(), mask=~found)
+                yield pa.RecordBatch.from_arrays([*batch.columns, ids], schema=HOSTED)
+
+    def pack(batches):
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                yield from packed(hosted(files[i]), by_hash_spread, parts)
+
+    return shared, spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(pack, spark_schema(BLOBS))
 
 
 def counted_arrow(batches, written: PartWriter, by_hash: PartWriter | None = None):
@@ -232,6 +287,14 @@ def file_snippets(name: str, requests: np.ndarray, chars: int):
             )
 
 
+def in_hash_order(batches) -> list[pa.RecordBatch]:
+    """A counting task's partition, which comes in any order, sorted by (hash, doc_id, pos)."""
+    held = [b for b in batches if b.num_rows]
+    if not held:
+        return []
+    return sort_table(pa.Table.from_batches(held).combine_chunks(), COUNT_ORDER).to_batches()
+
+
 def _task(first: int) -> int:
     from pyspark import TaskContext
 
@@ -241,11 +304,28 @@ def _task(first: int) -> int:
 
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
-    documents = int((table_stats(out, "doc_stats") or {}).get("documents", BROADCAST_ROWS + 1))
-    hosts = host_ids(spark, out)
-    if documents <= broadcast_rows(spark, 16, BROADCAST_ROWS):
-        hosts = F.broadcast(hosts)
-    fp = read_table(spark, out, "fingerprints").join(hosts, "doc_id", "left")
+    stats = table_stats(out, "doc_stats") or {}
+    documents = int(stats.get("documents", BROADCAST_ROWS + 1))
+    fingerprints = int(stats.get("fingerprints") or row_count(out, "fingerprints"))
+    parts = partitions_for(HOSTED_BYTES, fingerprints, shuffle_partitions(spark))
+    shared_hosts = None
+    few = documents <= broadcast_rows(spark, 16, BROADCAST_ROWS)
+    if parts and few and row_count(out, "documents") <= DRIVER_HOSTS:
+        shared_hosts, blobs = hosted_files(spark, out, driver_host_ids(out), parts)
+        by_hash_rows = exchanged(blobs, parts)
+    else:
+        hosts = host_ids(spark, out)
+        fp = read_table(spark, out, "fingerprints").join(F.broadcast(hosts) if few else hosts, "doc_id", "left")
+        fp = fp.select(*HOSTED.names)
+        if parts:
+            blob_parts = parts
+
+            def pack(batches):
+                yield from packed(batches, by_hash_spread, blob_parts)
+
+            by_hash_rows = exchanged(fp.mapInArrow(pack, spark_schema(BLOBS)), parts)
+        else:  # more fingerprints than blob partitions hold: Spark's sort, which spills
+            by_hash_rows = fp.repartition("hash").sortWithinPartitions(*COUNT_ORDER)
     folder = stage_table(out, "hash_freq")
     by_hash = storage.child(folder, BY_HASH)
     fs, path = storage.locate(by_hash)
@@ -254,7 +334,7 @@ def run(ctx: StageContext) -> dict:
     def count(batches):
         writers = [PartWriter(folder, _task(0), WRITTEN), PartWriter(by_hash, _task(0), BY_HASH_ROWS)]
         try:
-            yield from counted_arrow(batches, *writers)
+            yield from counted_arrow(in_hash_order(unpacked(batches)) if parts else batches, *writers)
             for writer in writers:
                 writer.close()
         except BaseException:
@@ -276,13 +356,7 @@ def run(ctx: StageContext) -> dict:
             writer.abort()
             raise
 
-    counted = (
-        fp.select("hash", "doc_id", "pos", "host_id")
-        .repartition("hash")
-        .sortWithinPartitions("hash", "doc_id", "pos")
-        .mapInArrow(count, spark_schema(COUNTED))
-        .persist(cache_level(spark))
-    )
+    counted = by_hash_rows.mapInArrow(count, spark_schema(COUNTED)).persist(cache_level(spark))
     try:
         with arrow_batch_rows(spark):  # fingerprint-sized rows; the texts below keep the default
             fof = [
@@ -308,6 +382,8 @@ def run(ctx: StageContext) -> dict:
         raise
     finally:
         counted.unpersist()
+        if shared_hosts is not None:
+            shared_hosts.unpersist()
     runs = rank_frequency(fof)
     fit = fit_power_law(runs)
     shares = frequency_shares(fof)
