@@ -263,3 +263,30 @@ def test_settle_writes_every_pair_once_and_the_passages_of_content_pairs(seed, l
         assert found.num_rows == sum(len(ps) for ps in by_pair.values()) > 0
     if least == 10**9:
         assert found.num_rows == 0 and content.num_rows == 0
+
+
+@pytest.mark.parametrize("group_rows", [1, 2, 50])
+def test_the_window_requests_read_from_pair_seeds_span_each_pairs_seeds_on_b(tmp_path, group_rows):
+    import pyarrow.parquet as pq
+
+    from webwinnow.stages.passages import seed_requests
+
+    rng = random.Random(group_rows)
+    rows = []
+    for a in range(12):
+        seeds = [{"pos_a": rng.randint(0, 900), "pos_b": rng.randint(0, 900)} for _ in range(rng.choice([0, 1, 3, 7]))]
+        rows.append({"doc_a": a, "doc_b": 100 + a, "seeds": seeds})
+    rows[-1]["seeds"] = []  # a pair without seeds last: it asks for no window
+    folder = tmp_path / "pair_seeds"
+    folder.mkdir()
+    pq.write_table(
+        pa.Table.from_pylist(rows, schema=schemas.PAIR_SEEDS), folder / "part-00000.parquet", row_group_size=group_rows
+    )
+    got = seed_requests(str(tmp_path))
+    want = [
+        (r["doc_b"], r["doc_a"], r["doc_b"], min(s["pos_b"] for s in r["seeds"]), max(s["pos_b"] for s in r["seeds"]))
+        for r in rows
+        if r["seeds"]
+    ]
+    assert list(zip(*(got.column(c).to_pylist() for c in ("doc_id", "doc_a", "doc_b", "lo", "hi")), strict=True)) == want
+    assert len(want) < len(rows)
