@@ -56,9 +56,9 @@ from ..outputs.tables import (
     write_table,
 )
 from . import StageContext, table_is_current
-from ._exchange import BLOBS, exchanged, packed, partitions_for, spread, unpacked
+from ._exchange import BLOBS, exchanged, packed, partitions_for, sorted_partition, spread, unpacked
 from ._exclusions import exclusion_hashes
-from ._frames import RUN_KEY, arrow_batch_rows, read_documents, read_table, sort_runs, sort_table, sorted_chunks, spark_schema
+from ._frames import RUN_KEY, arrow_batch_rows, read_documents, read_table, sort_runs, sorted_chunks, spark_schema
 from ._session import cache_level, shuffle_partitions
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
@@ -195,10 +195,7 @@ SEED_ORDER = ("doc_a", "doc_b", "pos_a", "pos_b")
 
 def in_seed_order(batches) -> list[pa.RecordBatch]:
     """A pair task's partition of seeds, which came in any order (a blob shuffle), in SEED_ORDER."""
-    held = [b for b in batches if b.num_rows]
-    if not held:
-        return []
-    return sort_table(pa.Table.from_batches(held).combine_chunks(), SEED_ORDER).to_batches()
+    return sorted_partition(batches, SEED_ORDER)
 
 
 def pair_arrow(batches, min_shared: int, sorted_on: str = ""):

@@ -48,8 +48,8 @@ from ..outputs.tables import (
     write_arrow,
 )
 from . import StageContext
-from ._exchange import BLOBS, exchanged, packed, partitions_for, spread, unpacked
-from ._frames import KERNEL_BATCH_ROWS, arrow_batch_rows, read_table, sort_table, sorted_chunks, spark_schema, url_host
+from ._exchange import BLOBS, exchanged, packed, partitions_for, sorted_partition, spread, unpacked
+from ._frames import KERNEL_BATCH_ROWS, arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
 from ._session import broadcast_rows, cache_level, shuffle_partitions
 from ._shared import share
 
@@ -288,11 +288,8 @@ def file_snippets(name: str, requests: np.ndarray, chars: int):
 
 
 def in_hash_order(batches) -> list[pa.RecordBatch]:
-    """A counting task's partition, which comes in any order, sorted by (hash, doc_id, pos)."""
-    held = [b for b in batches if b.num_rows]
-    if not held:
-        return []
-    return sort_table(pa.Table.from_batches(held).combine_chunks(), COUNT_ORDER).to_batches()
+    """A counting task's partition, which comes in any order (a blob shuffle), in COUNT_ORDER."""
+    return sorted_partition(batches, COUNT_ORDER)
 
 
 def _task(first: int) -> int:
