@@ -184,6 +184,20 @@ def pair_spread(batch: pa.RecordBatch) -> np.ndarray:
     return spread(batch.column("doc_a").to_numpy(), batch.column("doc_b").to_numpy())
 
 
+def pair_partitions(spark: SparkSession, out: str, bounds: dict[int, int] | None, max_df: int, documents: int, hash_parts: int):
+    """Partitions of the blob shuffle of the seeds to the pair tasks, each of which holds its
+    partition: as many as a bound on the rows allows (the seeds' bound from hash_freq, and a
+    count row per document and hash partition, at most one per fingerprint); None, for Spark's
+    sorted shuffle, with no bound (a check, whose index's fingerprints join in; a max_df set by
+    hand over a hash_freq too large to sum on the driver) or more rows than blobs hold."""
+    if bounds is None:
+        return None
+    fingerprints = int((table_stats(out, "doc_stats") or {}).get("fingerprints") or row_count(out, "fingerprints"))
+    least = shuffle_partitions(spark)
+    rows = sum(n for d, n in bounds.items() if d <= max_df) + min(fingerprints, documents * (hash_parts or least))
+    return partitions_for(SEED_ROWS_BYTES, rows, least)
+
+
 def is_check(out: str) -> bool:
     """Whether out is a check's folder (its lookup stage wrote the indexed documents' tables)."""
     return table_meta(out, "indexed_fingerprints") is not None
@@ -359,7 +373,7 @@ def run(ctx: StageContext) -> dict:
             .join(boiler, "hash", "left_anti")
         )
         order: tuple[str, ...] = ("hash", "new", "doc_id", "pos")
-        seeds_bound = 0
+        bounds = None  # no bound on a check's seeds: the index's fingerprints join in
 
         def seeds_of(batches):
             yield from cross_seed_arrow(batches, with_self, pcfg.max_repeats)
@@ -373,16 +387,14 @@ def run(ctx: StageContext) -> dict:
             counts = df_counts(spark, out, fp, excluded)
             bounds = seed_bounds(spark, out, fp, excluded, pcfg.max_repeats)
             max_df = auto_max_df(documents, counts, pcfg.pair_budget, bounds)
-        seeds_bound = sum(n for d, n in (bounds or {}).items() if d <= max_df)
         order = ("hash", "doc_id", "pos")
 
         def seeds_of(batches):
             yield from seed_arrow(batches, max_df, pcfg.max_repeats)
 
     seeds_folder = stage_table(out, "pair_seeds")
-    # a pair task holds its partition's seeds: enough partitions that the bound on them fits
-    # (none: more than a blob shuffle's partitions hold)
-    pair_parts = partitions_for(SEED_ROWS_BYTES, 0 if check else seeds_bound, shuffle_partitions(spark))
+    parts = [] if check else sorted_by_hash(out)
+    pair_parts = pair_partitions(spark, out, bounds, max_df, documents, len(parts))
 
     def pairs_of(batches):
         from pyspark import TaskContext
@@ -404,7 +416,6 @@ def run(ctx: StageContext) -> dict:
             seeds.abort()
             raise
 
-    parts = [] if check else sorted_by_hash(out)
     with arrow_batch_rows(spark):
         # The seeds and each document's count of hashes below the cap (doc_b = -1) take one
         # shuffle, as blobs, to the pair tasks, which pass the counts on: the seed rows are never
