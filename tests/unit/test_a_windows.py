@@ -269,7 +269,7 @@ def test_settle_writes_every_pair_once_and_the_passages_of_content_pairs(seed, l
 def test_the_window_requests_read_from_pair_seeds_span_each_pairs_seeds_on_b(tmp_path, group_rows):
     import pyarrow.parquet as pq
 
-    from webwinnow.stages.passages import seed_requests
+    from webwinnow.stages._windows import seed_requests
 
     rng = random.Random(group_rows)
     rows = []

@@ -22,6 +22,7 @@ from ..config import RunConfig
 from ..core import kernel
 from ..core.charfold import fold_table
 from ..core.winnowing import _text_buffers, fingerprint_batch
+from ..outputs.tables import read_row_groups
 from ._frames import sorted_chunks
 
 #: Rows per chunk of (pair, side) rows given to the span kernel: they carry texts.
@@ -255,6 +256,39 @@ def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: 
         ],
         schema=WINDOWS,
     )
+
+
+def seed_requests(out: str) -> pa.Table:
+    """The window pass's requests (doc_id, doc_a, doc_b, lo, hi) for every pair of pair_seeds:
+    its page b and the first and last of its seeds' positions on it. Read with pyarrow a row
+    group at a time: no Spark job converts the seeds' lists."""
+    parts = []
+    for group in read_row_groups(out, "pair_seeds", ["doc_a", "doc_b", "seeds"]):
+        seeds = group.column("seeds").combine_chunks()
+        offsets = seeds.offsets.to_numpy()
+        offsets = offsets - offsets[0]
+        # struct_field, not StructArray.field: a row group's list values may be a slice of their child
+        pos_b = pc.struct_field(seeds.flatten(), "pos_b").to_numpy(zero_copy_only=False).astype(np.int64)
+        has = np.flatnonzero(np.diff(offsets) > 0)  # a pair always has seeds; one without asks for no window
+        doc_b = group.column("doc_b").combine_chunks().take(pa.array(has))
+        starts = offsets[:-1][has]  # the pairs without seeds hold none: each start's run is its pair's
+        reduced = {
+            name: f.reduceat(pos_b, starts) if len(starts) else np.zeros(0, np.int64)
+            for name, f in (("lo", np.minimum), ("hi", np.maximum))
+        }
+        parts.append(
+            pa.table(
+                {
+                    "doc_id": doc_b,
+                    "doc_a": group.column("doc_a").combine_chunks().take(pa.array(has)),
+                    "doc_b": doc_b,
+                    "lo": pa.array(reduced["lo"], pa.int64()),
+                    "hi": pa.array(reduced["hi"], pa.int64()),
+                }
+            )
+        )
+    fields = [(name, pa.int64()) for name in ("doc_id", "doc_a", "doc_b", "lo", "hi")]
+    return pa.concat_tables(parts) if parts else pa.schema(fields).empty_table()
 
 
 def pair_chunks(batches, rows: int = PAIR_CHUNK_ROWS) -> Iterator[pa.Table]:
