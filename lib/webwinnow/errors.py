@@ -104,8 +104,9 @@ _JVM_GONE = re.compile(
     r"Answer from Java side is empty|Error while (?:sending|receiving)|Java gateway process exited|"
     r"Connection refused|py4j\.protocol\.Py4JNetworkError|the JVM did not answer|"
     # Py4J's client swallows the network error of a class lookup and says the class is missing
-    # (SparkConf, on a JVM killed as the stage began): Spark's own classes are there while it lives
-    r"\b(?:org\.apache\.spark\.\S+|Spark\w*) does not exist in the JVM",
+    # (SparkConf, or PythonRDD for a broadcast, on a JVM killed as the stage began): Spark's own
+    # classes are there while it lives
+    r"\b(?:org\.apache\.spark\.\S+|Spark\w*|Python(?:RDD|Utils|SQLUtils)) does not exist in the JVM",
     re.I,
 )
 #: A Java heap exhausted in a task or on the driver; Spark's executors then exit with status 52
@@ -160,4 +161,6 @@ def spark_died(exc: BaseException, jvm_exit: int | None = None) -> EnvironmentFa
         return EnvironmentFailure("spark_died", "Spark's JVM died (its connection is gone)", 5)
     if _JVM_ENDING.search(text):
         return EnvironmentFailure("spark_died", "Spark's JVM shut down under the run", 5)
+    if jvm_exit not in (None, 0):  # whatever the error says, the JVM this process started has died
+        return EnvironmentFailure("spark_died", f"Spark's JVM died (exit status {jvm_exit})", 5)
     return None

@@ -73,3 +73,14 @@ def test_a_context_shut_down_under_a_job_waits_for_the_jvm_s_status():
     assert spark_died(cancelled, jvm_exit=52).kind == "out_of_memory"
     died = spark_died(cancelled)
     assert died is not None and died.kind == "spark_died" and died.exit_code == 5
+
+
+def test_a_broadcast_on_a_killed_jvm_or_any_error_once_the_jvm_ended_is_a_dead_jvm():
+    # a broadcast looks up PythonRDD first: on a JVM killed as the stage began, Py4J says it is missing
+    assert spark_died(Py4JError("PythonRDD does not exist in the JVM")) is not None
+    assert spark_died(Py4JError("PythonRDDX does not exist in the JVM")) is None
+    # the JVM this process started has exited: whatever the error, Spark died under the run
+    died = spark_died(ValueError("an error from a half-answered call"), jvm_exit=-9)
+    assert died is not None and died.exit_code == 5 and "exit status -9" in died.message
+    assert spark_died(ValueError("an error from a half-answered call"), jvm_exit=None) is None
+    assert spark_died(ValueError("a bug after Spark was stopped"), jvm_exit=0) is None
