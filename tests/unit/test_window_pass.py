@@ -129,3 +129,28 @@ def test_every_window_column_equals_the_definitions(seed, case):
     assert len(got) == len(expected)
     for row, (g, e) in enumerate(zip(got, expected, strict=True)):
         assert g == e, (row, {key: (g[key], e[key]) for key in g if g[key] != e[key]})
+
+
+def test_page_windows_refuses_arrays_that_do_not_fit_together():
+    from webwinnow.analysis.boilerplate import HashSet
+    from webwinnow.analysis.windows import page_windows
+
+    doc = np.frombuffer(b"abcdefgh", np.uint8)
+    offsets, hashes = np.arange(8, dtype=np.int64), np.arange(6, dtype=np.int64)  # k = 3
+    table = HashSet(np.zeros(0, np.int64)).table()
+    none = np.zeros(0, np.int64)
+    good = dict(doc=doc, offsets=offsets, ends=none, hashes=hashes, selected=np.array([0, 3]), lo=np.array([0]),
+                hi=np.array([3]), side=np.array([0]), k=3, w=2, margin=2, mod_p=0, boilerplate=none,
+                boilerplate_table=table, template=none, template_table=table)  # fmt: skip
+    start, end, *_ = page_windows(**good)
+    assert (start.tolist(), end.tolist()) == ([0], [8])
+    for bad in (
+        {"k": 0},
+        {"hi": np.array([3, 4])},
+        {"ends": np.arange(3, dtype=np.int64)},
+        {"hashes": np.arange(5, dtype=np.int64)},
+        {"selected": np.array([6])},
+        {"template_table": np.zeros(3, bool)},
+    ):
+        with pytest.raises(ValueError):
+            page_windows(**{**good, **bad})

@@ -64,16 +64,22 @@ class HashSet:
     def __len__(self) -> int:
         return len(self.members)
 
+    def table(self) -> np.ndarray:
+        """The set's table of low bits: slot h & (len - 1) is set when some member has h's low
+        bits. Made on first use."""
+        if self._seen is None:
+            self._seen = np.zeros(1 << min(24, max(10, int(len(self.members) * 64).bit_length())), bool)
+            self._seen[self.members & (len(self._seen) - 1)] = True
+        return self._seen
+
     def contains(self, hashes: np.ndarray) -> np.ndarray:
         hashes = np.asarray(hashes, np.int64)
         if not len(self.members):
             return np.zeros(len(hashes), bool)
         if len(hashes) < 1024:
             return _members(hashes, self.members)
-        if self._seen is None:
-            self._seen = np.zeros(1 << min(24, max(10, int(len(self.members) * 64).bit_length())), bool)
-            self._seen[self.members & (len(self._seen) - 1)] = True
-        maybe = np.flatnonzero(self._seen[hashes & (len(self._seen) - 1)])
+        seen = self.table()
+        maybe = np.flatnonzero(seen[hashes & (len(seen) - 1)])
         out = np.zeros(len(hashes), bool)
         out[maybe] = _members(hashes[maybe], self.members)
         return out

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis.boilerplate import HashSet
-from ..analysis.spans import gather_ranges, text_windows
-from ..analysis.template import template_intervals, window_intervals
+from ..analysis.spans import gather_ranges
+from ..analysis.windows import page_windows
 from ..config import RunConfig
 from ..core import kernel
 from ..core.charfold import fold_table
@@ -123,6 +123,7 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, 
     offsets = offsets - offsets[0]
     values = requests.flatten()
     fields = {name: values.field(name).to_numpy(zero_copy_only=False) for name in ("doc_a", "doc_b", "side", "lo", "hi")}
+    fields.update({name: fields[name].astype(np.int64) for name in ("side", "lo", "hi")})
     parts: dict[str, list[np.ndarray]] = {
         name: []
         for name in (
@@ -144,49 +145,40 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, 
         )
     }
     first_request = held = 0
+    k, sets = w.k, (_lookup(boilerplate), _lookup(template))
     for row in range(batch.num_rows):
         lo, hi = offsets[row], offsets[row + 1]
         doc = data[text_starts[row] : text_ends[row]]
-        norm_offsets, norm_ends, codes, hashes = _doc_units(doc, w.unit, w.lexer, w.k, fold, expand)
+        norm_offsets, norm_ends, codes, hashes = _doc_units(doc, w.unit, w.lexer, k, fold, expand)
         selected = kernel._mod_p(hashes, w.mod_p) if w.mod_p else kernel._winnow(hashes, w.w, w.robust)
-        char_bytes = _char_bytes(doc)
         # Code windows are cut at token boundaries like words: they carry the tokens the page's
         # lexing made, so a window need not lex alone as its text does (whole <pre> blocks, sent
         # per pair, made a 12 GB shuffle on the docs corpus).
-        start, end, opened = text_windows(norm_offsets, fields["lo"][lo:hi], fields["hi"][lo:hi], w.k, margin(cfg), norm_ends)
-        parts["byte_lo"].append(text_starts[row] + (char_bytes[start] if char_bytes is not None else start))
-        parts["byte_hi"].append(text_starts[row] + (char_bytes[end] if char_bytes is not None else end))
+        (start, end, opened, text_lo, text_hi, win_lo, win_hi, fp_len, fp_pos, fp_flag, tpl_len, tpl_lo, tpl_hi) = page_windows(
+            doc,
+            np.ascontiguousarray(norm_offsets, np.int64),
+            _NO_ENDS if norm_ends is None else np.ascontiguousarray(norm_ends, np.int64),
+            hashes,
+            selected,
+            fields["lo"][lo:hi],
+            fields["hi"][lo:hi],
+            fields["side"][lo:hi],
+            k,
+            w.w,
+            margin(cfg),
+            w.mod_p,
+            *sets[0],
+            *sets[1],
+        )  # fmt: skip
+        parts["byte_lo"].append(text_starts[row] + text_lo)
+        parts["byte_hi"].append(text_starts[row] + text_hi)
         parts["start"].append(start)
         parts["open"].append(opened)
         parts["norm"].append(np.full(hi - lo, len(norm_offsets), np.int64))
-        # the a-side windows' fingerprints, gathered for all of this document's windows at once
-        side_a = fields["side"][lo:hi] == 0
-        positions = norm_offsets[selected]
-        flags = boilerplate.contains(hashes[selected])
-        first = np.searchsorted(positions, start, side="left")
-        lengths = np.where(side_a, np.searchsorted(positions, end, side="left") - first, 0)
-        index = np.repeat(first - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
-        parts["fp_len"].append(lengths)
-        parts["fp_pos"].append(positions[index])
-        parts["fp_flag"].append(flags[index])
-        # the document's template text, clipped to each of its windows (both sides)
-        kgram_starts = None
-        if template:
-            in_template = template.contains(hashes)
-            if w.mod_p:  # as fingerprint_batch with w = 1 sees them: only the k-grams 0 mod p
-                in_template &= hashes.view(np.uint64) % np.uint64(w.mod_p) == 0
-            kgram_starts = np.flatnonzero(in_template)
-        # a fingerprint's unit index as page_template gives it from whole texts: the first unit of
-        # its character (an expansion such as ß -> ss gives a character two)
-        t_lo, t_hi = template_intervals(
-            np.searchsorted(norm_offsets, positions), flags, w.k, w.w, len(norm_offsets), kgram_starts
-        )
-        win_lo = np.searchsorted(norm_offsets, start)
-        win_hi = np.searchsorted(norm_offsets, end)
-        counts, lo_in, hi_in = window_intervals(t_lo, t_hi, win_lo, win_hi)
-        parts["tpl_len"].append(counts)
-        parts["tpl_lo"].append(lo_in)
-        parts["tpl_hi"].append(hi_in)
+        for name, value in (("fp_len", fp_len), ("fp_pos", fp_pos), ("fp_flag", fp_flag)):
+            parts[name].append(value)
+        for name, value in (("tpl_len", tpl_len), ("tpl_lo", tpl_lo), ("tpl_hi", tpl_hi)):
+            parts[name].append(value)
         tokens = (win_hi - win_lo) if codes is not None else np.zeros(hi - lo, np.int64)
         index = np.repeat(win_lo - np.concatenate([[0], np.cumsum(tokens)[:-1]]), tokens) + np.arange(tokens.sum())
         parts["tok_len"].append(tokens)
@@ -199,6 +191,15 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, 
             yield _window_batch(data, parts, {name: col[first_request:hi] for name, col in fields.items()})
             parts = {name: [] for name in parts}
             first_request, held = hi, 0
+
+
+#: A page of characters has no unit ends (a unit is one character long).
+_NO_ENDS = np.zeros(0, np.int64)
+
+
+def _lookup(hashes: HashSet) -> tuple[np.ndarray, np.ndarray]:
+    """A set's sorted members and its table of their low bits, for _in_set."""
+    return hashes.members, hashes.table()
 
 
 def _doc_units(
