@@ -308,13 +308,34 @@ def pair_chunks(batches, rows: int = PAIR_CHUNK_ROWS) -> Iterator[pa.Table]:
         yield chunk
 
 
+def pair_rows(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per seed row of the table (side 2), in table order: (the seed rows, the row of its pair's
+    a window (side 0), of its b window (side 1)), -1 where the pair has none. The rows may come
+    in any order: found by their keys, so no column is copied to put them in order."""
+    doc_a, doc_b = table.column("doc_a").to_numpy(), table.column("doc_b").to_numpy()
+    side = table.column("side").to_numpy()
+    order = np.lexsort((side, doc_b, doc_a))
+    a, b = doc_a[order], doc_b[order]
+    group = np.cumsum(np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])]) - 1 if len(order) else order
+    of_group = np.full((2, int(group[-1]) + 1 if len(group) else 0), -1, np.int64)
+    for s in (0, 1):
+        at = np.flatnonzero(side[order] == s)
+        of_group[s, group[at]] = order[at]
+    seeds = np.flatnonzero(side == 2)
+    where = np.empty(len(side), np.int64)
+    where[order] = group
+    return seeds, of_group[0, where[seeds]], of_group[1, where[seeds]]
+
+
 def with_a_windows(chunk: pa.Table, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray, whole: bool) -> pa.Table:
     """grow_arrow's input for a chunk of rows sorted by (doc_a, doc_b, side) that holds, per
     document a, its whole text (side -1), then per pair its b window (side 1) and seeds (side 2):
-    side a's windows are cut here, from the pairs' seeds, exactly as the window pass cuts b's."""
+    side a's windows are cut here, from the pairs' seeds, exactly as the window pass cuts b's,
+    and put before the chunk's rows (pair_rows finds each pair's rows by their keys; no column
+    is copied to sort them)."""
     side = chunk.column("side").to_numpy()
     docs = np.flatnonzero(side == -1)
-    rest = chunk.filter(pa.array(side != -1))
+    rest = chunk
     seed_rows = rest.filter(pc.equal(rest.column("side"), 2))
     if not len(docs) or not seed_rows.num_rows:
         return rest
@@ -354,5 +375,4 @@ def with_a_windows(chunk: pa.Table, cfg: RunConfig, boilerplate: np.ndarray, tem
         if field.name not in WINDOWS.names:
             cut = cut.append_column(field, pa.nulls(cut.num_rows, field.type))
     cut = cut.select(rest.schema.names).cast(rest.schema)
-    both = pa.concat_tables([cut, rest])
-    return both.take(pc.sort_indices(both, [("doc_a", "ascending"), ("doc_b", "ascending"), ("side", "ascending")]))
+    return pa.concat_tables([cut, rest])

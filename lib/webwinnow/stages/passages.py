@@ -76,6 +76,7 @@ from ._windows import (
     WINDOWS,
     every_kgram,
     pair_chunks,
+    pair_rows,
     seed_requests,
     text_slices,
     window_arrow,
@@ -311,8 +312,7 @@ def settle(grown: pa.RecordBatch, table: pa.Table, least: int, whole: bool = Fal
     one that grew no passage (or, from whole texts, could not be settled) is a template pair
     with no passage. A pair's content share is its content characters over its page's units,
     null where the page is not known."""
-    side = table.column("side").to_numpy()
-    seed_rows = np.flatnonzero(side == 2)
+    seed_rows, *window_rows = pair_rows(table)
     doc_a, doc_b = grown.column("doc_a").to_numpy(), grown.column("doc_b").to_numpy()
     redo = grown.column("redo").to_numpy(zero_copy_only=False)
     at = grown.column("seed_row").to_numpy()
@@ -337,26 +337,18 @@ def settle(grown: pa.RecordBatch, table: pa.Table, least: int, whole: bool = Fal
     values = {"passages": counts, "longest_content": longest}
     values.update({name: grown.column(f"pair_{name}").to_numpy()[first] for name in UNION})
     copied = {name: np.where(has, v[np.maximum(pair, 0)] if len(v) else 0, 0).astype(np.int64) for name, v in values.items()}
-    # the page's units: from the pair's window rows (side 0 and 1) just before its seed row
+    # the page's units: from the pair's window rows (side 0 and 1); b's window is missing when b
+    # is not a page of the documents
     norm = table.column("norm").to_numpy(zero_copy_only=False)
     pair_a, pair_b = table.column("doc_a").to_numpy(), table.column("doc_b").to_numpy()
     columns = {"doc_a": pair_a[seed_rows], "doc_b": pair_b[seed_rows]}
-
-    def window_row(back: int, of_side: int) -> tuple[np.ndarray, np.ndarray]:
-        row = np.maximum(seed_rows - back, 0)
-        same = (pair_a[row] == columns["doc_a"]) & (pair_b[row] == columns["doc_b"])
-        return row, (seed_rows >= back) & (side[row] == of_side) & same
-
-    for x, back, of_side in (("a", 2, 0), ("b", 1, 1)):
-        row, known = window_row(back, of_side)
-        if x == "a":  # b's window is missing when b is not a page of the documents
-            near, there = window_row(1, 0)
-            row, known = np.where(there, near, row), there | known
-        chars = np.where(known, np.nan_to_num(norm[row].astype(np.float64)), 0.0)
+    for x, row in zip("ab", window_rows, strict=True):
+        known = row >= 0
+        chars = np.where(known, np.nan_to_num(norm[np.maximum(row, 0)].astype(np.float64)), 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             share = copied[f"content_chars_{x}"] / chars
         columns[f"content_share_{x}"] = pa.array(share, pa.float64(), mask=~known | (chars <= 0))
-    seeds = table.take(pa.array(seed_rows, pa.int64()))
+    seeds = table.select(list(CANDIDATE)).take(pa.array(seed_rows, pa.int64()))  # only what rows() writes
     content = ~again[seed_rows] & (copied["longest_content"] >= least)
     template = ~again[seed_rows] & ~content
 
@@ -400,47 +392,49 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     """GROWN rows for rows sorted by (doc_a, doc_b, side): per pair its window of a (side 0), of b
     (side 1) and its seeds (side 2). Spans grown inside the windows by one kernel call for the
     whole chunk, or a redo row; a pair missing a row (a document that is not ok) has no passages."""
-    if table.num_rows < 3:  # no pair's three rows
-        return pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in GROWN], schema=GROWN)
-    table = table.combine_chunks()
+    seed_at, a_at, b_at = pair_rows(table)
+    both = (a_at >= 0) & (b_at >= 0)
+    rs, ra, rb = (pa.array(x[both]) for x in (seed_at, a_at, b_at))
     doc_a, doc_b = table.column("doc_a").to_numpy(), table.column("doc_b").to_numpy()
-    side = table.column("side").to_numpy()
-    r = np.flatnonzero(side[:-2] == 0) if table.num_rows >= 3 else np.empty(0, np.int64)
-    r = r[
-        (side[r + 1] == 1)
-        & (side[r + 2] == 2)
-        & (doc_a[r + 2] == doc_a[r])
-        & (doc_b[r + 2] == doc_b[r])
-        & (doc_a[r + 1] == doc_a[r])
-        & (doc_b[r + 1] == doc_b[r])
-    ]
-    ra, rb, rs = pa.array(r), pa.array(r + 1), pa.array(r + 2)
-    seeds = table.column("seeds").chunk(0).take(rs)
+    r = seed_at[both]
+
+    bounds = np.cumsum([0, *(len(c) for c in table.column(0).chunks)])
+
+    def taken(name: str, rows: pa.Array) -> pa.Array:
+        """The column's values at `rows`: a slice, not a copy, for consecutive rows of one chunk
+        (the a windows cut here come in their pairs' order)."""
+        at = rows.to_numpy()
+        if len(at) and at[-1] - at[0] == len(at) - 1 and (np.diff(at) == 1).all():
+            i = int(np.searchsorted(bounds, at[0], "right")) - 1
+            if at[-1] < bounds[i + 1]:
+                return table.column(name).chunk(i).slice(int(at[0] - bounds[i]), len(at))
+        return table.column(name).take(rows).combine_chunks()
+
+    seeds = taken("seeds", rs)
     flat = seeds.flatten()
-    fp = table.column("fp_pos").chunk(0).take(ra)
+    fp = taken("fp_pos", ra)
 
     def template(rows):
-        lo = table.column("tpl_lo").chunk(0).take(rows)
-        hi = table.column("tpl_hi").chunk(0).take(rows)
+        lo, hi = taken("tpl_lo", rows), taken("tpl_hi", rows)
         return _offsets(lo), lo.flatten().to_numpy(zero_copy_only=False), hi.flatten().to_numpy(zero_copy_only=False)
 
     def tokens(rows):
-        lists = [table.column(name).chunk(0).take(rows) for name in ("tok_code", "tok_start", "tok_end")]
+        lists = [taken(name, rows) for name in ("tok_code", "tok_start", "tok_end")]
         return (_offsets(lists[0]), *(x.flatten().to_numpy(zero_copy_only=False) for x in lists))
 
     found = batch_passages(
-        table.column("text").chunk(0).take(ra),
-        table.column("text").chunk(0).take(rb),
-        table.column("start").chunk(0).take(ra).to_numpy(),
-        table.column("start").chunk(0).take(rb).to_numpy(),
-        table.column("open").chunk(0).take(ra).to_numpy(),
-        table.column("open").chunk(0).take(rb).to_numpy(),
+        taken("text", ra),
+        taken("text", rb),
+        taken("start", ra).to_numpy(),
+        taken("start", rb).to_numpy(),
+        taken("open", ra).to_numpy(),
+        taken("open", rb).to_numpy(),
         _offsets(seeds),
         flat.field("pos_a").to_numpy(zero_copy_only=False),
         flat.field("pos_b").to_numpy(zero_copy_only=False),
         _offsets(fp),
         fp.flatten().to_numpy(zero_copy_only=False),
-        table.column("fp_boilerplate").chunk(0).take(ra).flatten().to_numpy(zero_copy_only=False),
+        taken("fp_boilerplate", ra).flatten().to_numpy(zero_copy_only=False),
         cfg.winnow.k,
         template_a=template(ra),
         template_b=template(rb),
@@ -459,7 +453,7 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         "capped": np.concatenate([found.capped[found.pair], np.zeros(n_redo, bool)]),
         "boilerplate": np.concatenate([found.boilerplate, np.full(n_redo, np.nan)]),
         "redo": np.concatenate([np.zeros(len(found.pair), bool), np.ones(n_redo, bool)]),
-        "seed_row": np.concatenate([r[found.pair], r[redo]]) + 2,
+        "seed_row": np.concatenate([r[found.pair], r[redo]]),
     }
     for i, name in enumerate(UNION):
         columns[f"pair_{name}"] = np.concatenate([found.union[found.pair, i], np.zeros(n_redo, np.int64)])
