@@ -24,10 +24,12 @@ ROWS = pa.schema([*WINDOWS, ("seeds", SEEDS), *(schemas.CANDIDATE_PAIRS.field(na
 ORDER = [("doc_a", "ascending"), ("doc_b", "ascending"), ("side", "ascending")]
 
 
-def _corpus(seed: int):
-    """Pages of random words sharing planted passages (some long, some at a page's edge)."""
+def _corpus(seed: int, wide: bool = False):
+    """Pages of random words sharing planted passages (some long, some at a page's edge); `wide`:
+    some words of characters of two bytes, and an expansion (ß -> ss)."""
     rng = random.Random(seed)
     vocab = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 7))) for _ in range(300)]
+    vocab += ["café", "straße", "Ωmega", "naïve—x"] if wide else []
     words = lambda n: " ".join(rng.choice(vocab) for _ in range(n))
     shared = [words(rng.randint(8, 120)) for _ in range(6)]
     texts = []
@@ -41,7 +43,7 @@ def _corpus(seed: int):
 
 def _pairs(texts, cfg):
     w = cfg.winnow
-    fp = fingerprint_batch(pa.array(texts), w.k, w.w, w.robust)
+    fp = fingerprint_batch(pa.array(texts), w.k, w.w, w.robust, unit=w.unit)
     by_doc = [
         dict(zip(fp.hashes[fp.doc == d].tolist(), fp.positions[fp.doc == d].tolist(), strict=True)) for d in range(len(texts))
     ]
@@ -130,9 +132,12 @@ def _bounds(seeds, key, whole):
 
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("whole", [False, True])
-def test_a_windows_cut_in_the_grow_task_equal_the_window_pass_s(seed, whole):
-    cfg = dataclasses.replace(RunConfig(), winnow=WinnowConfig(k=5, w=4))
-    texts = _corpus(seed)
+@pytest.mark.parametrize("unit", ["char", "word"])
+def test_a_windows_cut_in_the_grow_task_equal_the_window_pass_s(seed, whole, unit):
+    # the grow task's side a (whole pages, each cut into units once) against the window pass's
+    # (each window cut alone)
+    cfg = dataclasses.replace(RunConfig(), winnow=WinnowConfig(k=5 if unit == "char" else 3, w=4, unit=unit))
+    texts = _corpus(seed, wide=True)
     pairs, boilerplate = _pairs(texts, cfg)
     assert pairs
     template = boilerplate[::3]
@@ -316,3 +321,31 @@ def test_pair_rows_finds_each_pairs_windows_in_any_order(seed):
     for s, a, b in zip(seeds, a_rows, b_rows, strict=True):
         pair = rows[s][:2]
         assert a == where.get((*pair, 0), -1) and b == where.get((*pair, 1), -1)
+
+
+def test_batch_passages_refuses_pages_that_do_not_fit_its_pairs():
+    from webwinnow.analysis.spans import batch_passages
+
+    one = np.zeros(1, np.int64)
+    args = (
+        pa.array(["abcdef"]),
+        pa.array(["abcdef"]),
+        one,
+        one,
+        one,
+        one,
+        np.array([0, 1]),
+        one,
+        one,
+        np.array([0, 0]),
+        one[:0],
+        one[:0],
+        3,
+    )
+    assert batch_passages(*args, pages_a=(pa.array(["abcdef"]), np.array([0]), np.array([6]))).length.tolist() == [6]
+    for pages_a in (
+        (pa.array(["abcdef"]), np.array([1]), np.array([6])),
+        (pa.array(["abcdef"]), np.array([0, 0]), np.array([6])),
+    ):
+        with pytest.raises(ValueError):
+            batch_passages(*args, pages_a=pages_a)

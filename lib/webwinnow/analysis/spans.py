@@ -13,7 +13,7 @@ unit's last.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -343,6 +343,9 @@ class Side(NamedTuple):
     tok_codes: np.ndarray
     tok_starts: np.ndarray
     tok_ends: np.ndarray
+    # pages, not windows (empty: windows): data[starts[p]:ends[p]] is pair p's whole page, and
+    # its window the units from character base[p] to win_end[p]
+    win_end: np.ndarray
 
 
 class Seeds(NamedTuple):
@@ -395,6 +398,15 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
     offs_b = np.empty(longest, dtype=np.int64)
     made = unit == CODE
     scratch = 0 if made else longest
+    # side a as whole pages: a page is cut into units once for all of its pairs (they come one
+    # after the other), not once per pair's window
+    pages = a.win_end.shape[0] > 0 and not made
+    page_lo, page_hi, page_n = -1, -1, 0
+    pchars = np.empty(longest if pages else 0, dtype=np.int32)
+    poffs = np.empty(longest if pages else 0, dtype=np.int64)
+    pcodes = np.empty(longest if pages else 0, dtype=np.int64)
+    pstart = np.empty(longest if pages else 0, dtype=np.int64)
+    pend = np.empty(longest if pages else 0, dtype=np.int64)
     codes_a = np.empty(scratch, dtype=np.int64)
     ustart_a = np.empty(scratch, dtype=np.int64)
     uend_a = np.empty(scratch, dtype=np.int64)
@@ -411,15 +423,27 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
             codes_b, ustart_b, uend_b = b.tok_codes[lo_b:hi_b], b.tok_starts[lo_b:hi_b], b.tok_ends[lo_b:hi_b]
             nb = codes_b.shape[0]
         else:
-            chars_a, offs_a, codes_a, ustart_a, uend_a, na = _window_units(
-                unit, a.data, starts_a[p], ends_a[p], fold, expand, chars_a, offs_a, codes_a, ustart_a, uend_a
-            )
+            if pages:
+                if starts_a[p] != page_lo or ends_a[p] != page_hi:
+                    pchars, poffs, pcodes, pstart, pend, page_n = _window_units(
+                        unit, a.data, starts_a[p], ends_a[p], fold, expand, pchars, poffs, pcodes, pstart, pend
+                    )
+                    page_lo, page_hi = starts_a[p], ends_a[p]
+                u0 = np.searchsorted(pstart[:page_n], base_a[p])
+                u1 = np.searchsorted(pstart[:page_n], a.win_end[p])
+                codes_a, ustart_a, uend_a = pcodes[u0:u1], pstart[u0:u1], pend[u0:u1]
+                na = u1 - u0
+            else:
+                chars_a, offs_a, codes_a, ustart_a, uend_a, na = _window_units(
+                    unit, a.data, starts_a[p], ends_a[p], fold, expand, chars_a, offs_a, codes_a, ustart_a, uend_a
+                )
             chars_b, offs_b, codes_b, ustart_b, uend_b, nb = _window_units(
                 unit, b.data, starts_b[p], ends_b[p], fold, expand, chars_b, offs_b, codes_b, ustart_b, uend_b
             )
         lo, hi = seed_offsets[p], seed_offsets[p + 1]
         m = hi - lo
-        ia = np.searchsorted(ustart_a[:na], seeds_a[lo:hi] - base_a[p])
+        at_a = 0 if pages else base_a[p]  # a page's units are at their characters in it
+        ia = np.searchsorted(ustart_a[:na], seeds_a[lo:hi] - at_a)
         ib = np.searchsorted(ustart_b[:nb], seeds_b[lo:hi] - base_b[p])
         # by diagonal, then by position in a: np.lexsort((ia, ib - ia)) as two stable sorts (the
         # order decides which spans a capped pair keeps)
@@ -450,8 +474,8 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
             s = by_start[q]
             x, y, length = spans[s, 0], spans[s, 1], spans[s, 2]
             pair[count] = p
-            cols[count, 0] = ustart_a[x] + base_a[p]
-            cols[count, 1] = uend_a[x + length - 1] + base_a[p]
+            cols[count, 0] = ustart_a[x] + at_a
+            cols[count, 1] = uend_a[x + length - 1] + at_a
             cols[count, 2] = ustart_b[y] + base_b[p]
             cols[count, 3] = uend_b[y + length - 1] + base_b[p]
             cols[count, 4] = length
@@ -515,6 +539,7 @@ def batch_passages(
     lexer: str = DEFAULT_LEXER,
     tokens_a: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
     tokens_b: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    pages_a: tuple[Any, np.ndarray, np.ndarray] | None = None,
 ) -> BatchPassages:
     """window_passages for each pair p of Arrow string arrays texts_a/texts_b (windows), with the
     boilerplate share of every span from the a-window's sorted fingerprint positions and flags,
@@ -523,7 +548,13 @@ def batch_passages(
     template). For code, tokens_a/tokens_b give the windows' tokens as the whole texts' lexing
     made them, (bounds, codes, starts, ends) with ranges from each window's start; without them
     the windows are lexed here, and must then be whole blocks (a lexer's state depends on what
-    precedes within a block)."""
+    precedes within a block).
+
+    pages_a = (pages, page, end): side a from whole pages instead of windows (not for code):
+    pair p's a window is the units of pages[page[p]] from character base_a[p] to end[p], whole
+    units, and texts_a is not read. A page is cut into units once for its pairs when they come
+    one after the other, where each window was cut on its own: on the docs corpus the pairs'
+    windows held ten times their pages' text."""
     import pyarrow as pa
 
     if k < 1 or max_spans < 1 or max_chars < 1:
@@ -567,10 +598,40 @@ def batch_passages(
         if len(bounds) != n + 1 or lo.shape != hi.shape or (n and bounds[-1] != len(lo)):
             raise ValueError("template intervals: n + 1 offsets and one lo and hi per interval")
         templates.append((bounds, lo, hi))
-    sides = [
-        Side(*arrays[i], i64(base), i64(edges), *templates[i], *tokens[i])
-        for i, (base, edges) in enumerate(((base_a, open_a), (base_b, open_b)))
-    ]
+    win_end = np.zeros(0, np.int64)
+    if pages_a is not None and number != CODE:
+        pages, page, end = pages_a
+        page, win_end = i64(page), i64(end)
+        if len(page) != n or len(win_end) != n or (n and (page.min() < 0 or page.max() >= len(pages))):
+            raise ValueError("pages_a: a page (an index of pages) and a window end per pair")
+        if pages.null_count:
+            raise ValueError("pages must not be null")
+        offsets = np.frombuffer(pages.buffers()[1], dtype=np.int32)[pages.offset : pages.offset + len(pages) + 1]
+        data = np.frombuffer(pages.buffers()[2], dtype=np.uint8) if pages.buffers()[2] is not None else np.zeros(0, np.uint8)
+        arrays[0] = (data, offsets[page].astype(np.int64), offsets[page + 1].astype(np.int64))
+    sides = []
+    for i, (base, edges) in enumerate(((base_a, open_a), (base_b, open_b))):
+        data, starts, ends = arrays[i]
+        tpl_offsets, tpl_lo, tpl_hi = templates[i]
+        tok_bounds, tok_codes, tok_starts, tok_ends = tokens[i]
+        ending = win_end if i == 0 else np.zeros(0, np.int64)
+        sides.append(
+            Side(
+                data,
+                starts,
+                ends,
+                i64(base),
+                i64(edges),
+                tpl_offsets,
+                tpl_lo,
+                tpl_hi,
+                tok_bounds,
+                tok_codes,
+                tok_starts,
+                tok_ends,
+                ending,
+            )
+        )
     pair, cols, share, capped, truncated, union = _batch_passages(
         sides[0],
         sides[1],

@@ -443,6 +443,7 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         unit=cfg.winnow.unit,
         lexer=cfg.winnow.lexer,
         **({"tokens_a": tokens(ra), "tokens_b": tokens(rb)} if cfg.winnow.unit == "code" else {}),
+        pages_a=_a_pages(table, r, ra),
     )
     pairs_a, pairs_b = doc_a[r], doc_b[r]
     redo = np.flatnonzero(found.truncated)
@@ -470,6 +471,25 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     ):
         columns[name] = np.concatenate([getattr(found, field), np.zeros(n_redo, np.int64)])
     return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type, from_pandas=True) for f in GROWN], schema=GROWN)
+
+
+def _a_pages(table: pa.Table, seed_rows: np.ndarray, a_rows: pa.Array):
+    """batch_passages' pages_a for the pairs of these seed rows and a-window rows: their pages a
+    (the rows of side -1 the grow task cut the windows from), or None when one is not in the
+    table (the kernel then cuts each a window on its own)."""
+    side = table.column("side").to_numpy()
+    page_rows = np.flatnonzero(side == -1)
+    doc_a = table.column("doc_a").to_numpy()
+    ids = doc_a[page_rows]
+    order = np.argsort(ids, kind="stable")
+    wanted = doc_a[seed_rows]
+    at = np.minimum(np.searchsorted(ids, wanted, sorter=order), max(len(ids) - 1, 0))
+    if not len(wanted) or not len(ids) or not (ids[order[at]] == wanted).all():
+        return None
+    used, page = np.unique(order[at], return_inverse=True)
+    start = table.column("start").take(a_rows).to_numpy()
+    end = start + pc.utf8_length(table.column("text").take(a_rows)).to_numpy()
+    return table.column("text").take(pa.array(page_rows[used])).combine_chunks(), page, end
 
 
 def _offsets(lists: pa.ListArray) -> np.ndarray:
