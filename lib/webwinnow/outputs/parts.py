@@ -26,6 +26,10 @@ def part_name(task: int) -> str:
     return f"part-{task:05d}.{COMPRESSION}.parquet"
 
 
+#: The most a held row group of a PartWriter takes in memory before it is written.
+GROUP_BYTES = 32 << 20
+
+
 class PartWriter:
     """One part file of a staged table, written batch by batch and visible only once closed.
 
@@ -34,8 +38,15 @@ class PartWriter:
     when empty, so every table has a schema on disk for any reader.
     """
 
-    def __init__(self, folder: str, task: int, schema: pa.Schema) -> None:
+    def __init__(self, folder: str, task: int, schema: pa.Schema, group_rows: int = 0) -> None:
+        """group_rows > 0: batches are held and written as row groups of about that many rows
+        (at most GROUP_BYTES), not a row group per batch: a task that writes a small batch per
+        chunk of its input (the passages stage's grow tasks) made thousands of row groups, each
+        a Parquet write call to make and a read call for every reader."""
         self.schema = schema
+        self.group_rows = group_rows
+        self._held: list[pa.RecordBatch] = []
+        self._held_rows = self._held_bytes = 0
         self.final = storage.child(folder, part_name(task))
         fs, path = storage.locate(self.final)
         self._local = not storage.is_uri(storage.canonical(self.final))
@@ -48,11 +59,26 @@ class PartWriter:
         self.rows = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
-        if batch.num_rows:
+        if not batch.num_rows:
+            return
+        self.rows += batch.num_rows
+        if not self.group_rows:
             self._writer.write_batch(batch)
-            self.rows += batch.num_rows
+            return
+        self._held.append(batch)
+        self._held_rows += batch.num_rows
+        self._held_bytes += batch.nbytes
+        if self._held_rows >= self.group_rows or self._held_bytes >= GROUP_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._held:
+            table = pa.Table.from_batches(self._held, schema=self.schema)
+            self._writer.write_table(table, row_group_size=table.num_rows)
+        self._held, self._held_rows, self._held_bytes = [], 0, 0
 
     def close(self) -> None:
+        self._flush()
         self._writer.close()
         if self._local:
             os.replace(self._path, storage.locate(self.final)[1])

@@ -110,6 +110,8 @@ TEMPLATE_PAIRS_WRITTEN = pa.schema(
 )
 #: The tables the grow tasks write, as parts.
 WRITTEN = {"passages": schemas.PASSAGES, "pairs": schemas.PAIRS, "template_pairs": TEMPLATE_PAIRS_WRITTEN}
+#: Rows per row group of the tables the grow tasks write (a chunk of pairs makes a few thousand).
+GROUP_ROWS = 128 * 1024
 #: Part numbers of the tasks that grow pairs again from whole texts: after the first pass's.
 WHOLE_TASKS = 100_000
 
@@ -422,10 +424,11 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         lists = [taken(name, rows) for name in ("tok_code", "tok_start", "tok_end")]
         return (_offsets(lists[0]), *(x.flatten().to_numpy(zero_copy_only=False) for x in lists))
 
+    texts_a, start_a = taken("text", ra), taken("start", ra).to_numpy()
     found = batch_passages(
-        taken("text", ra),
+        texts_a,
         taken("text", rb),
-        taken("start", ra).to_numpy(),
+        start_a,
         taken("start", rb).to_numpy(),
         taken("open", ra).to_numpy(),
         taken("open", rb).to_numpy(),
@@ -443,7 +446,7 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         unit=cfg.winnow.unit,
         lexer=cfg.winnow.lexer,
         **({"tokens_a": tokens(ra), "tokens_b": tokens(rb)} if cfg.winnow.unit == "code" else {}),
-        pages_a=_a_pages(table, r, ra),
+        pages_a=_a_pages(table, r, start_a, texts_a),
     )
     pairs_a, pairs_b = doc_a[r], doc_b[r]
     redo = np.flatnonzero(found.truncated)
@@ -473,10 +476,11 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type, from_pandas=True) for f in GROWN], schema=GROWN)
 
 
-def _a_pages(table: pa.Table, seed_rows: np.ndarray, a_rows: pa.Array):
-    """batch_passages' pages_a for the pairs of these seed rows and a-window rows: their pages a
-    (the rows of side -1 the grow task cut the windows from), or None when one is not in the
-    table (the kernel then cuts each a window on its own)."""
+def _a_pages(table: pa.Table, seed_rows: np.ndarray, start: np.ndarray, windows: pa.Array):
+    """batch_passages' pages_a for the pairs of these seed rows, whose a windows start at these
+    characters and hold these texts: their pages a (the rows of side -1 the grow task cut the
+    windows from), or None when one is not in the table (the kernel then cuts each a window on
+    its own)."""
     side = table.column("side").to_numpy()
     page_rows = np.flatnonzero(side == -1)
     doc_a = table.column("doc_a").to_numpy()
@@ -487,8 +491,7 @@ def _a_pages(table: pa.Table, seed_rows: np.ndarray, a_rows: pa.Array):
     if not len(wanted) or not len(ids) or not (ids[order[at]] == wanted).all():
         return None
     used, page = np.unique(order[at], return_inverse=True)
-    start = table.column("start").take(a_rows).to_numpy()
-    end = start + pc.utf8_length(table.column("text").take(a_rows)).to_numpy()
+    end = start + pc.utf8_length(windows).to_numpy()
     return table.column("text").take(pa.array(page_rows[used])).combine_chunks(), page, end
 
 
@@ -528,7 +531,7 @@ def run(ctx: StageContext) -> dict:
 
             context = TaskContext.get()
             task = first_task + (context.partitionId() if context else 0)
-            writers = [PartWriter(folders[name], task, schema) for name, schema in WRITTEN.items()]
+            writers = [PartWriter(folders[name], task, schema, GROUP_ROWS) for name, schema in WRITTEN.items()]
             try:
                 for chunk in pair_chunks(batches):
                     maybe_fail("passages", inject)
