@@ -275,10 +275,10 @@ def test_settle_writes_every_pair_once_and_the_passages_of_content_pairs(seed, l
 
 
 @pytest.mark.parametrize("group_rows", [1, 2, 50])
-def test_the_window_requests_read_from_pair_seeds_span_each_pairs_seeds_on_b(tmp_path, group_rows):
+def test_the_pairs_read_on_the_driver_carry_their_seeds_candidates_and_b_window(tmp_path, group_rows):
     import pyarrow.parquet as pq
 
-    from webwinnow.stages._windows import seed_requests
+    from webwinnow.stages._sides import listed_seeds, stored_pairs
 
     rng = random.Random(group_rows)
     rows = []
@@ -286,19 +286,60 @@ def test_the_window_requests_read_from_pair_seeds_span_each_pairs_seeds_on_b(tmp
         seeds = [{"pos_a": rng.randint(0, 900), "pos_b": rng.randint(0, 900)} for _ in range(rng.choice([0, 1, 3, 7]))]
         rows.append({"doc_a": a, "doc_b": 100 + a, "seeds": seeds})
     rows[-1]["seeds"] = []  # a pair without seeds last: it asks for no window
-    folder = tmp_path / "pair_seeds"
-    folder.mkdir()
-    pq.write_table(
-        pa.Table.from_pylist(rows, schema=schemas.PAIR_SEEDS), folder / "part-00000.parquet", row_group_size=group_rows
-    )
-    got = seed_requests(str(tmp_path))
-    want = [
-        (r["doc_b"], r["doc_a"], r["doc_b"], min(s["pos_b"] for s in r["seeds"]), max(s["pos_b"] for s in r["seeds"]))
+    candidates = [
+        {"doc_a": r["doc_a"], "doc_b": r["doc_b"], "url_a": f"u{r['doc_a']}", "shared": len(r["seeds"]) + 1, "source": "a"}
         for r in rows
-        if r["seeds"]
+        if r["doc_a"] != 4  # a pair without candidate columns: left out, as Spark's inner join left it out
     ]
-    assert list(zip(*(got.column(c).to_pylist() for c in ("doc_id", "doc_a", "doc_b", "lo", "hi")), strict=True)) == want
-    assert len(want) < len(rows)
+    rng.shuffle(candidates)
+    for name, table, schema in (
+        ("pair_seeds", rows, schemas.PAIR_SEEDS),
+        ("candidate_pairs", candidates, schemas.CANDIDATE_PAIRS),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        pq.write_table(pa.Table.from_pylist(table, schema=schema), folder / "part-00000.parquet", row_group_size=group_rows)
+    got = sorted(listed_seeds(stored_pairs(str(tmp_path))).to_pylist(), key=lambda r: r["doc_a"])
+    by_pair = {(c["doc_a"], c["doc_b"]): c for c in candidates}
+    want = []
+    for r in rows:
+        if (r["doc_a"], r["doc_b"]) not in by_pair:
+            continue
+        c = by_pair[(r["doc_a"], r["doc_b"])]
+        pos_b = [s["pos_b"] for s in r["seeds"]]
+        want.append(
+            {
+                "doc_a": r["doc_a"],
+                "doc_b": r["doc_b"],
+                "lo": min(pos_b) if pos_b else 0,
+                "hi": max(pos_b) if pos_b else -1,
+                "seeds": r["seeds"],
+                **{name: c.get(name) for name in CANDIDATE},
+            }
+        )
+    assert got == want and len(want) == len(rows) - 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_seeds_packed_as_bytes_come_back_as_the_same_lists(seed):
+    from webwinnow.stages._sides import SEED_BYTES, listed_seeds, packed_seeds
+
+    rng = random.Random(seed)
+    lists = [
+        [{"pos_a": rng.randint(0, 2**31 - 1), "pos_b": rng.randint(0, 9)} for _ in range(rng.randint(0, 5))] for _ in range(30)
+    ]
+    seeds = pa.array(lists, SEEDS)
+    for part in (seeds, seeds.slice(7, 11), seeds.slice(29)):  # a slice's lists start inside the values
+        packed = packed_seeds(part)
+        assert packed.type == SEED_BYTES and [len(b) for b in packed.to_pylist()] == [8 * len(x) for x in part.to_pylist()]
+        # as the shuffle hands them on: the rows of pages (null seeds) among them, in chunks
+        nulls = pa.nulls(3, SEED_BYTES)
+        table = pa.Table.from_batches([pa.record_batch([c], names=["seeds"]) for c in (nulls, packed, nulls)])
+        got = listed_seeds(table)
+        assert got.schema.field("seeds").type == SEEDS
+        assert got.column("seeds").to_pylist() == [None] * 3 + part.to_pylist() + [None] * 3
+        assert listed_seeds(got).equals(got)  # lists stay lists
+    assert listed_seeds(pa.table({"seeds": pa.nulls(2, SEED_BYTES)})).column("seeds").to_pylist() == [None, None]
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -306,21 +347,32 @@ def test_pair_rows_finds_each_pairs_windows_in_any_order(seed):
     from webwinnow.stages._windows import pair_rows
 
     rng = random.Random(seed)
-    rows = []
+    rows = []  # (doc_a, doc_b, side, carries the seeds)
     for a in range(6):
-        rows.append((a, -1, -1))  # the page's own row
+        rows.append((a, -1, -1, False))  # the page's own row
         for b in rng.sample(range(6, 14), rng.randint(0, 4)):
-            rows += [(a, b, s) for s in (0, 1, 2) if s == 2 or rng.random() < 0.8]  # a window may be missing
+            if rng.random() < 0.5:  # the seeds in the b window's row (the driver's path)
+                rows += [(a, b, 1, True)] + [(a, b, 0, False)] * (rng.random() < 0.8)
+            else:  # in a row of their own (side 2); a window may be missing
+                rows += [(a, b, s, False) for s in (0, 1, 2) if s == 2 or rng.random() < 0.8]
     rng.shuffle(rows)
     table = pa.table(
-        {"doc_a": [r[0] for r in rows], "doc_b": [r[1] for r in rows], "side": pa.array([r[2] for r in rows], pa.int32())}
+        {
+            "doc_a": [r[0] for r in rows],
+            "doc_b": [r[1] for r in rows],
+            "side": pa.array([r[2] for r in rows], pa.int32()),
+            "seeds": pa.array([[{"pos_a": 1, "pos_b": 2}] if r[3] else None for r in rows], SEEDS),
+        }
     )
-    where = {r: i for i, r in enumerate(rows)}
+    where = {r[:3]: i for i, r in enumerate(rows)}
     seeds, a_rows, b_rows = pair_rows(table)
-    assert seeds.tolist() == [i for i, r in enumerate(rows) if r[2] == 2]
+    assert seeds.tolist() == [i for i, r in enumerate(rows) if r[2] == 2 or r[3]]
     for s, a, b in zip(seeds, a_rows, b_rows, strict=True):
         pair = rows[s][:2]
         assert a == where.get((*pair, 0), -1) and b == where.get((*pair, 1), -1)
+        assert b == s or not rows[s][3]
+    # without a seeds column, the rows of side 2 are the seed rows
+    assert pair_rows(table.drop_columns(["seeds"]))[0].tolist() == [i for i, r in enumerate(rows) if r[2] == 2]
 
 
 def test_batch_passages_refuses_pages_that_do_not_fit_its_pairs():

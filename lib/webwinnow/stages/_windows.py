@@ -22,7 +22,6 @@ from ..config import RunConfig
 from ..core import kernel
 from ..core.charfold import fold_table
 from ..core.winnowing import _text_buffers, fingerprint_batch
-from ..outputs.tables import read_row_groups
 from ._frames import sorted_chunks
 
 #: Rows per chunk of (pair, side) rows given to the span kernel: they carry texts.
@@ -259,39 +258,6 @@ def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: 
     )
 
 
-def seed_requests(out: str) -> pa.Table:
-    """The window pass's requests (doc_id, doc_a, doc_b, lo, hi) for every pair of pair_seeds:
-    its page b and the first and last of its seeds' positions on it. Read with pyarrow a row
-    group at a time: no Spark job converts the seeds' lists."""
-    parts = []
-    for group in read_row_groups(out, "pair_seeds", ["doc_a", "doc_b", "seeds"]):
-        seeds = group.column("seeds").combine_chunks()
-        offsets = seeds.offsets.to_numpy()
-        offsets = offsets - offsets[0]
-        # struct_field, not StructArray.field: a row group's list values may be a slice of their child
-        pos_b = pc.struct_field(seeds.flatten(), "pos_b").to_numpy(zero_copy_only=False).astype(np.int64)
-        has = np.flatnonzero(np.diff(offsets) > 0)  # a pair always has seeds; one without asks for no window
-        doc_b = group.column("doc_b").combine_chunks().take(pa.array(has))
-        starts = offsets[:-1][has]  # the pairs without seeds hold none: each start's run is its pair's
-        reduced = {
-            name: f.reduceat(pos_b, starts) if len(starts) else np.zeros(0, np.int64)
-            for name, f in (("lo", np.minimum), ("hi", np.maximum))
-        }
-        parts.append(
-            pa.table(
-                {
-                    "doc_id": doc_b,
-                    "doc_a": group.column("doc_a").combine_chunks().take(pa.array(has)),
-                    "doc_b": doc_b,
-                    "lo": pa.array(reduced["lo"], pa.int64()),
-                    "hi": pa.array(reduced["hi"], pa.int64()),
-                }
-            )
-        )
-    fields = [(name, pa.int64()) for name in ("doc_id", "doc_a", "doc_b", "lo", "hi")]
-    return pa.concat_tables(parts) if parts else pa.schema(fields).empty_table()
-
-
 def pair_chunks(batches, rows: int = PAIR_CHUNK_ROWS) -> Iterator[pa.Table]:
     """Tables of about `rows` rows sorted by (doc_a, doc_b, side) that never split a pair, each
     holding the whole-text row (side -1) of every document a it has pairs of: a document in more
@@ -308,10 +274,20 @@ def pair_chunks(batches, rows: int = PAIR_CHUNK_ROWS) -> Iterator[pa.Table]:
         yield chunk
 
 
+def seed_rows(table: pa.Table) -> np.ndarray:
+    """Whether each row of the table carries a pair's seeds (and candidate columns): a row of
+    its own (side 2), or the pair's b window (side 1) when the window pass sent them with it."""
+    side = table.column("side").to_numpy()
+    carries = side == 2
+    if "seeds" in table.column_names:
+        carries |= (side == 1) & table.column("seeds").is_valid().to_numpy(zero_copy_only=False)
+    return carries
+
+
 def pair_rows(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per seed row of the table (side 2), in table order: (the seed rows, the row of its pair's
-    a window (side 0), of its b window (side 1)), -1 where the pair has none. The rows may come
-    in any order: found by their keys, so no column is copied to put them in order."""
+    """Per seed row of the table (seed_rows), in table order: (the seed rows, the row of its
+    pair's a window (side 0), of its b window (side 1)), -1 where the pair has none. The rows
+    may come in any order: found by their keys, so no column is copied to put them in order."""
     doc_a, doc_b = table.column("doc_a").to_numpy(), table.column("doc_b").to_numpy()
     side = table.column("side").to_numpy()
     order = np.lexsort((side, doc_b, doc_a))
@@ -321,7 +297,7 @@ def pair_rows(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for s in (0, 1):
         at = np.flatnonzero(side[order] == s)
         of_group[s, group[at]] = order[at]
-    seeds = np.flatnonzero(side == 2)
+    seeds = np.flatnonzero(seed_rows(table))
     where = np.empty(len(side), np.int64)
     where[order] = group
     return seeds, of_group[0, where[seeds]], of_group[1, where[seeds]]
@@ -329,32 +305,32 @@ def pair_rows(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def with_a_windows(chunk: pa.Table, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray, whole: bool) -> pa.Table:
     """grow_arrow's input for a chunk of rows sorted by (doc_a, doc_b, side) that holds, per
-    document a, its whole text (side -1), then per pair its b window (side 1) and seeds (side 2):
-    side a's windows are cut here, from the pairs' seeds, exactly as the window pass cuts b's,
+    document a, its whole text (side -1), then per pair its b window (side 1) and seeds (with
+    the b window, or side 2: seed_rows): side a's windows are cut here, from the pairs' seeds, exactly as the window pass cuts b's,
     and put before the chunk's rows (pair_rows finds each pair's rows by their keys; no column
     is copied to sort them)."""
     side = chunk.column("side").to_numpy()
     docs = np.flatnonzero(side == -1)
     rest = chunk
-    seed_rows = rest.filter(pc.equal(rest.column("side"), 2))
-    if not len(docs) or not seed_rows.num_rows:
+    seeded = rest.filter(pa.array(seed_rows(rest)))
+    if not len(docs) or not seeded.num_rows:
         return rest
-    seeds = seed_rows.column("seeds").combine_chunks()
+    seeds = seeded.column("seeds").combine_chunks()
     starts = seeds.offsets.to_numpy() - seeds.offsets[0].as_py()
     if whole:
-        lo = np.zeros(seed_rows.num_rows, np.int64)
-        hi = np.full(seed_rows.num_rows, 2**62, np.int64)
+        lo = np.zeros(seeded.num_rows, np.int64)
+        hi = np.full(seeded.num_rows, 2**62, np.int64)
     else:  # a pair always has seeds
         pos_a = seeds.flatten().field("pos_a").to_numpy(zero_copy_only=False).astype(np.int64)
         lo, hi = np.minimum.reduceat(pos_a, starts[:-1]), np.maximum.reduceat(pos_a, starts[:-1])
-    pair_a = seed_rows.column("doc_a").to_numpy()
+    pair_a = seeded.column("doc_a").to_numpy()
     doc_ids = chunk.column("doc_a").to_numpy()[docs]
     first, last = np.searchsorted(pair_a, doc_ids, "left"), np.searchsorted(pair_a, doc_ids, "right")
     index = np.concatenate([np.arange(f, e) for f, e in zip(first.tolist(), last.tolist(), strict=True)])
     request = pa.StructArray.from_arrays(
         [
             pa.array(pair_a[index]),
-            pa.array(seed_rows.column("doc_b").to_numpy()[index]),
+            pa.array(seeded.column("doc_b").to_numpy()[index]),
             pa.array(np.zeros(len(index), np.int32)),
             pa.array(lo[index]),
             pa.array(hi[index]),

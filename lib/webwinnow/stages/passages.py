@@ -69,6 +69,7 @@ from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, spark_schema
 from ._session import broadcast_rows, cache_level
 from ._shared import share
+from ._sides import CANDIDATE, REQUESTS, file_sides, listed_seeds, stored_pairs, whole_pairs
 from ._windows import (
     KGRAM_SLICE_BYTES,
     WINDOW_LISTS,
@@ -77,7 +78,6 @@ from ._windows import (
     every_kgram,
     pair_chunks,
     pair_rows,
-    seed_requests,
     text_slices,
     window_arrow,
     with_a_windows,
@@ -98,9 +98,6 @@ GROWN = pa.schema(
     ]
 )
 
-#: A pair's columns of candidate_pairs, carried with its seeds to the grow task, which writes
-#: the pair's row of `pairs` or `template_pairs` and its passages itself.
-CANDIDATE = tuple(name for name in schemas.CANDIDATE_PAIRS.names if name not in ("doc_a", "doc_b"))
 #: What a grow task hands the JVM: the pairs its windows could not settle, to grow again from
 #: their whole texts. Every other pair it has written.
 REDO = pa.schema([("doc_a", pa.int64()), ("doc_b", pa.int64())])
@@ -229,80 +226,6 @@ def _file_edges(name: str, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[
             ok = batch.filter(pc.equal(batch.column("status"), "ok"))
             if ok.num_rows:
                 yield from edge_arrow(ok, cfg, boilerplate)
-
-
-def file_sides(spark: SparkSession, out: str, requests: pa.Table, cfg: RunConfig, shared, template, held: list):
-    """WINDOWS rows from one task per Parquet file of the documents (the indexed ones too, in a
-    check): the b window of every request (doc_id, doc_a, doc_b, side, lo, hi) whose page the
-    file holds, cut as the window pass cuts them, and the whole text (side -1) of every page that
-    is some request's a. The requests and the a pages travel to every task; each appends what
-    it shares to `held`, to be unpersisted when the stage is done."""
-    columns = [requests.column(c).to_numpy().astype(np.int64) for c in ("doc_id", "doc_a", "doc_b", "lo", "hi")]
-    order = np.lexsort((columns[2], columns[1], columns[0]))
-    table = np.stack([c[order] for c in columns], axis=1).reshape(-1, 5)
-    wanted, firsts = share(spark, table, out), share(spark, distinct(columns[1]), out)
-    held.extend([wanted, firsts])
-    files = [f for name in ("documents", "indexed_documents") if table_meta(out, name) for f in parquet_files(out, name)]
-
-    def sides_of(batches):
-        for batch in batches:
-            for i in batch.column("id").to_pylist():
-                yield from _file_sides(files[i], wanted.value, firsts.value, cfg, shared.value, template.value)
-
-    return spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(sides_of, spark_schema(WINDOWS))
-
-
-def _file_sides(
-    name: str, requests: np.ndarray, firsts: np.ndarray, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray
-) -> Iterator[pa.RecordBatch]:
-    fs, path = storage.locate(name)
-    with fs.open_input_file(path) as fh:
-        for batch in pq.ParquetFile(fh).iter_batches(batch_size=1024, columns=["doc_id", "text", "status"]):
-            ok = batch.filter(pc.equal(batch.column("status"), "ok"))
-            ids = ok.column("doc_id").to_numpy()
-            whole = np.flatnonzero(np.isin(ids, firsts))
-            if len(whole):
-                at = pa.array(whole)
-                n = len(whole)
-                yield pa.RecordBatch.from_arrays(
-                    [
-                        ok.column("doc_id").take(at),
-                        pa.array(np.full(n, -1, np.int64)),
-                        pa.array(np.full(n, -1, np.int32)),
-                        *(pa.nulls(n, WINDOWS.field(c).type) for c in WINDOW_VALUES),
-                        ok.column("text").take(at),
-                        *(pa.nulls(n, WINDOWS.field(c).type) for c in WINDOW_LISTS),
-                    ],
-                    schema=WINDOWS,
-                )
-            lo = np.searchsorted(requests[:, 0], ids, "left")
-            hi = np.searchsorted(requests[:, 0], ids, "right")
-            rows = np.flatnonzero(hi > lo)
-            if not len(rows):
-                continue
-            index = np.concatenate([np.arange(a, b) for a, b in zip(lo[rows], hi[rows], strict=True)])
-            picked = requests[index]
-            values = pa.StructArray.from_arrays(
-                [
-                    pa.array(picked[:, 1]),
-                    pa.array(picked[:, 2]),
-                    pa.array(np.ones(len(index), np.int32)),
-                    pa.array(picked[:, 3]),
-                    pa.array(picked[:, 4]),
-                ],
-                names=["doc_a", "doc_b", "side", "lo", "hi"],
-            )
-            offsets = pa.array(np.r_[0, np.cumsum(hi[rows] - lo[rows])].astype(np.int32))
-            at = pa.array(rows)
-            yield from window_arrow(
-                pa.RecordBatch.from_arrays(
-                    [ok.column("doc_id").take(at), pa.ListArray.from_arrays(offsets, values), ok.column("text").take(at)],
-                    names=["doc_id", "requests", "text"],
-                ),
-                cfg,
-                boilerplate,
-                template,
-            )
 
 
 def settle(grown: pa.RecordBatch, table: pa.Table, least: int, whole: bool = False) -> tuple[pa.RecordBatch, ...]:
@@ -515,8 +438,6 @@ def run(ctx: StageContext) -> dict:
             yield from window_arrow(batch, cfg, shared.value, shared_template.value)
 
     held: list = [shared, shared_template]  # unpersisted when the stage is done, like the frames
-    window_types = spark_schema(WINDOWS)
-    seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
 
     folders = {name: stage_table(out, name) for name in WRITTEN}
 
@@ -535,7 +456,7 @@ def run(ctx: StageContext) -> dict:
             try:
                 for chunk in pair_chunks(batches):
                     maybe_fail("passages", inject)
-                    table = with_a_windows(chunk, cfg, shared.value, shared_template.value, whole)
+                    table = with_a_windows(listed_seeds(chunk), cfg, shared.value, shared_template.value, whole)
                     *written, again = settle(grow_arrow(table, cfg), table, min_content(cfg), whole)
                     for writer, batch in zip(writers, written, strict=True):
                         writer.write(batch)
@@ -547,53 +468,15 @@ def run(ctx: StageContext) -> dict:
                     writer.abort()
                 raise
 
-        if whole:
-            lo_b, hi_b = F.lit(0).cast("long"), F.lit(2**62).cast("long")
+        if pairs <= broadcast_rows(spark, 64, BROADCAST_ROWS):  # the pairs, on the driver
+            # Few: one task per documents file reads its own texts (pyarrow), cuts the b
+            # windows and sends the a texts, each b window with its pair's seeds and candidate
+            # columns, read on the driver: no text is read by the JVM, and a pair is one row.
+            listed = whole_pairs(seeds.toArrow()) if whole else stored_pairs(out)
+            rows = file_sides(spark, out, listed, cfg, shared, shared_template, held, REQUESTS + ("_whole" if whole else ""))
         else:
-            lo_b, hi_b = (F.expr(f"array_{f}(transform(seeds, s -> s.pos_b))").cast("long") for f in ("min", "max"))
-        requests = seeds.select(
-            F.col("doc_b").alias("doc_id"), "doc_a", "doc_b", F.lit(1).alias("side"), lo_b.alias("lo"), hi_b.alias("hi")
-        )
-        if pairs <= broadcast_rows(spark, 64, BROADCAST_ROWS):  # a request of each side and a first per pair
-            # Few: every task has them all, and one task per documents file reads its own texts
-            # (pyarrow), cuts the b windows and sends the a texts: no text is read by the JVM.
-            requested = requests.toArrow() if whole else seed_requests(out)
-            sides = file_sides(spark, out, requested, cfg, shared, shared_template, held)
-        else:
-            grouped = requests.groupBy("doc_id").agg(
-                F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests")
-            )
-            windows = grouped.join(texts, "doc_id").mapInArrow(windows_of, window_types)
-            # Side a travels as its whole text, once per document: a page is in 39 pairs on
-            # average (docs corpus), and its windows, cut per pair, were 28 times its text. The
-            # grow task cuts side a's windows from it (with_a_windows).
-            documents = texts.join(seeds.select(F.col("doc_a").alias("doc_id")), "doc_id", "left_semi").select(
-                F.col("doc_id").alias("doc_a"),
-                F.lit(-1).cast("long").alias("doc_b"),
-                F.lit(-1).alias("side"),
-                *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_VALUES),
-                "text",
-                *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
-            )
-            sides = windows.unionByName(documents)
-        # One shuffle brings each document (side -1), the b windows of its pairs (side 1) and
-        # their seeds with their candidate columns (side 2) together.
-        seed_rows = seeds.select(
-            "doc_a",
-            "doc_b",
-            F.lit(2).alias("side"),
-            *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in (*WINDOW_VALUES, "text", *WINDOW_LISTS)),
-            "seeds",
-            *CANDIDATE,
-        )
-        return (
-            sides.withColumn("seeds", F.lit(None).cast(seed_type))
-            .withColumns({name: F.lit(None).cast(candidate_types[name].dataType) for name in CANDIDATE})
-            .unionByName(seed_rows)
-            .repartition("doc_a")
-            .sortWithinPartitions("doc_a", "doc_b", "side")
-            .mapInArrow(grow, spark_schema(REDO))
-        )
+            rows = _spark_sides(seeds, texts, windows_of, whole, candidate_types)
+        return rows.repartition("doc_a").sortWithinPartitions("doc_a", "doc_b", "side").mapInArrow(grow, spark_schema(REDO))
 
     # each pair's candidate columns come with its seeds: the grow tasks write its row
     candidates = read_table(spark, out, "candidate_pairs")
@@ -619,6 +502,8 @@ def run(ctx: StageContext) -> dict:
     finally:
         for frame in reversed(held):
             frame.unpersist()
+        for name in (REQUESTS, REQUESTS + "_whole"):
+            drop_staged(out, name)
     row, reasons = passage_stats(spark, out)
     return {
         "passages": row["passages"],
@@ -636,6 +521,49 @@ def run(ctx: StageContext) -> dict:
         "min_content": min_content(cfg),
         "pairs_grown_from_whole_texts": redone,
     }
+
+
+def _spark_sides(seeds, texts, windows_of, whole: bool, candidate_types):
+    """GROW_ROWS of the pairs in `seeds` (pair_seeds joined to candidate_pairs), by Spark: the
+    b windows (side 1) cut by tasks that get the pages and their requests grouped, the whole
+    text (side -1) of every page that is some pair's a, and each pair's seeds with its candidate
+    columns in a row of their own (side 2)."""
+    window_types = spark_schema(WINDOWS)
+    seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
+    if whole:
+        lo_b, hi_b = F.lit(0).cast("long"), F.lit(2**62).cast("long")
+    else:
+        lo_b, hi_b = (F.expr(f"array_{f}(transform(seeds, s -> s.pos_b))").cast("long") for f in ("min", "max"))
+    requests = seeds.select(
+        F.col("doc_b").alias("doc_id"), "doc_a", "doc_b", F.lit(1).alias("side"), lo_b.alias("lo"), hi_b.alias("hi")
+    )
+    grouped = requests.groupBy("doc_id").agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
+    windows = grouped.join(texts, "doc_id").mapInArrow(windows_of, window_types)
+    # Side a travels as its whole text, once per document: a page is in 39 pairs on average (docs
+    # corpus), and its windows, cut per pair, were 28 times its text. The grow task cuts side a's
+    # windows from it (with_a_windows).
+    documents = texts.join(seeds.select(F.col("doc_a").alias("doc_id")), "doc_id", "left_semi").select(
+        F.col("doc_id").alias("doc_a"),
+        F.lit(-1).cast("long").alias("doc_b"),
+        F.lit(-1).alias("side"),
+        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_VALUES),
+        "text",
+        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
+    )
+    seed_rows = seeds.select(
+        "doc_a",
+        "doc_b",
+        F.lit(2).alias("side"),
+        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in (*WINDOW_VALUES, "text", *WINDOW_LISTS)),
+        "seeds",
+        *CANDIDATE,
+    )
+    return (
+        windows.unionByName(documents)
+        .withColumn("seeds", F.lit(None).cast(seed_type))
+        .withColumns({name: F.lit(None).cast(candidate_types[name].dataType) for name in CANDIDATE})
+        .unionByName(seed_rows)
+    )
 
 
 #: Up to this many rows of passages and template_pairs, their statistics are summed on the

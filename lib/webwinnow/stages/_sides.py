@@ -1,0 +1,285 @@
+"""The passages stage's window pass when its pairs are few enough for the driver to hold.
+
+The driver reads the pairs (pair_seeds and candidate_pairs, with pyarrow) and splits them by
+the documents file that holds their page b. One task per documents file then reads its pages
+with pyarrow and hands the grow shuffle one row per pair whose b it holds: b's window, with the
+pair's seeds and candidate columns, and the whole text of every page that is some pair's a. A
+pair whose b is in no file as an ok page goes on as its seeds alone (it grows no passage).
+
+A pair is one row of the shuffle, not two (its window, then its seeds joined by Spark to its
+candidate columns): the JVM's cost there is per row (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+
+from .. import schemas, storage
+from ..config import RunConfig
+from ..core.distinct import distinct
+from ..outputs.tables import parquet_files, read_arrow, stage_table, table_meta
+from ._frames import spark_schema
+from ._shared import share
+from ._windows import WINDOW_LISTS, WINDOW_VALUES, WINDOWS, window_arrow
+
+#: A pair's columns of candidate_pairs, carried with its seeds to the grow task, which writes
+#: the pair's row of `pairs` or `template_pairs` and its passages itself.
+CANDIDATE = tuple(name for name in schemas.CANDIDATE_PAIRS.names if name not in ("doc_a", "doc_b"))
+SEEDS = schemas.PAIR_SEEDS.field("seeds").type
+#: A pair's seeds as this path ships them: its (pos_a, pos_b) as int32 pairs, one binary value
+#: a pair, where a list of structs cost the JVM per seed to convert (2.7 M on the docs corpus).
+SEED_BYTES = pa.binary()
+#: What the grow shuffle carries here: WINDOWS, and a pair's seeds and candidate columns (null
+#: in a page's row).
+GROW_ROWS = pa.schema(
+    [*WINDOWS, pa.field("seeds", SEED_BYTES), *(pa.field(name, schemas.CANDIDATE_PAIRS.field(name).type) for name in CANDIDATE)]
+)
+#: A pair as the window pass gets it: its page b, where its b window reaches, its seeds and
+#: candidate columns.
+PAIR_REQUESTS = pa.schema(
+    [
+        *((name, pa.int64()) for name in ("doc_a", "doc_b", "lo", "hi")),
+        GROW_ROWS.field("seeds"),
+        *(GROW_ROWS.field(name) for name in CANDIDATE),
+    ]
+)
+#: The staged folder of the pairs split by file (one Arrow IPC file a documents file).
+REQUESTS = "passage_requests"
+
+
+def _b_bounds(seeds: pa.ListArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first, last) of each list's pos_b, for the lists that hold seeds, and which those are."""
+    offsets = seeds.offsets.to_numpy()
+    offsets = offsets - offsets[0]
+    # struct_field, not StructArray.field: a row group's list values may be a slice of their child
+    pos_b = pc.struct_field(seeds.flatten(), "pos_b").to_numpy(zero_copy_only=False).astype(np.int64)
+    has = np.flatnonzero(np.diff(offsets) > 0)  # a pair always has seeds; one without asks for no window
+    starts = offsets[:-1][has]  # the lists without seeds hold none: each start's run is its list's
+    if not len(starts):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), has
+    return np.minimum.reduceat(pos_b, starts), np.maximum.reduceat(pos_b, starts), has
+
+
+def stored_pairs(out: str) -> pa.Table:
+    """PAIR_REQUESTS of every pair of pair_seeds that candidate_pairs holds (Spark's inner join
+    of the two did this before): read with pyarrow, b's window around all of its seeds."""
+    seeds = read_arrow(out, "pair_seeds")
+    candidates = read_arrow(out, "candidate_pairs", ["doc_a", "doc_b", *CANDIDATE])
+    keys = ["doc_a", "doc_b"]
+    left = pa.table({**{k: seeds.column(k) for k in keys}, "s": pa.array(np.arange(seeds.num_rows))})
+    right = pa.table({**{k: candidates.column(k) for k in keys}, "c": pa.array(np.arange(candidates.num_rows))})
+    joined = left.join(right, keys, join_type="inner", use_threads=False)
+    s, c = (joined.column(name).to_numpy() for name in ("s", "c"))
+    listed = seeds.column("seeds").take(pa.array(s)).combine_chunks()
+    lo = np.zeros(len(s), np.int64)
+    hi = np.full(len(s), -1, np.int64)  # a pair without seeds: no window
+    first, last, has = _b_bounds(listed)
+    lo[has], hi[has] = first, last
+    return _requests(seeds.take(pa.array(s)), candidates.take(pa.array(c)), listed, lo, hi)
+
+
+def whole_pairs(pairs: pa.Table) -> pa.Table:
+    """PAIR_REQUESTS of pairs (doc_a, doc_b, seeds, *CANDIDATE, as Spark hands them) to grow
+    from their whole texts: b's window is its whole page."""
+    seeds = pairs.column("seeds").combine_chunks()
+    n = pairs.num_rows
+    return _requests(pairs, pairs, seeds, np.zeros(n, np.int64), np.full(n, 2**62, np.int64))
+
+
+def _requests(keys: pa.Table, candidates: pa.Table, seeds: pa.ListArray, lo: np.ndarray, hi: np.ndarray) -> pa.Table:
+    columns = {
+        "doc_a": keys.column("doc_a"),
+        "doc_b": keys.column("doc_b"),
+        "lo": pa.array(lo),
+        "hi": pa.array(hi),
+        "seeds": packed_seeds(seeds),
+        **{name: candidates.column(name) for name in CANDIDATE},
+    }
+    return pa.table(columns).cast(PAIR_REQUESTS)
+
+
+def packed_seeds(seeds: pa.ListArray) -> pa.BinaryArray:
+    """Lists of seeds (none null) as SEED_BYTES."""
+    offsets = seeds.offsets.to_numpy()
+    flat = seeds.flatten()  # the lists' values only, even where the array is a slice
+    pos = np.empty((len(flat), 2), np.int32)
+    for i, name in enumerate(("pos_a", "pos_b")):
+        pos[:, i] = pc.struct_field(flat, name).to_numpy(zero_copy_only=False)
+    bounds = ((offsets - offsets[0]) * 8).astype(np.int32)
+    return pa.BinaryArray.from_buffers(SEED_BYTES, len(seeds), [None, pa.py_buffer(bounds), pa.py_buffer(pos)])
+
+
+def listed_seeds(table: pa.Table) -> pa.Table:
+    """The table with its seeds as lists of structs (PAIR_SEEDS') where they came as SEED_BYTES."""
+    at = table.schema.get_field_index("seeds")
+    if at < 0 or table.schema.field(at).type != SEED_BYTES:
+        return table
+    packed = table.column(at).combine_chunks()
+    n = len(packed)
+    bounds = np.frombuffer(packed.buffers()[1], np.int32, count=n + 1, offset=packed.offset * 4) if n else np.zeros(1, np.int32)
+    data = packed.buffers()[2]
+    values = np.frombuffer(data, np.int32) if data is not None and data.size else np.zeros(0, np.int32)
+    pos = values[bounds[0] // 4 : bounds[-1] // 4].reshape(-1, 2)
+    fields = list(SEEDS.value_type)
+    struct = pa.StructArray.from_arrays([pa.array(np.ascontiguousarray(pos[:, i])) for i in range(2)], fields=fields)
+    lists = pa.ListArray.from_arrays(pa.array((bounds - bounds[0]) // 8, pa.int32()), struct, type=SEEDS, mask=packed.is_null())
+    return table.set_column(at, pa.field("seeds", SEEDS), lists)
+
+
+def file_sides(spark: SparkSession, out: str, pairs: pa.Table, cfg: RunConfig, shared, template, held: list, folder: str):
+    """GROW_ROWS from one task per Parquet file of the documents (the indexed ones too, in a
+    check), for the PAIR_REQUESTS `pairs`: per pair whose page b the file holds, b's window (cut
+    as the window pass cuts it) with the pair's seeds and candidate columns; the whole text
+    (side -1) of every page that is some pair's a. One more task hands on the pairs whose b no
+    file holds as an ok page: their seeds alone (side 2). The pairs are split by file into the
+    staged folder `folder` (the caller drops it when the stage is done); the a pages' ids
+    travel to every task, shared, appended to `held` to be unpersisted."""
+    files = [f for name in ("documents", "indexed_documents") if table_meta(out, name) for f in parquet_files(out, name)]
+    staged = stage_table(out, folder)
+    names = _split(pairs, files, staged)
+    seeded = pc.greater(pc.binary_length(pairs.column("seeds")), 0)
+    firsts = share(spark, distinct(pairs.column("doc_a").filter(seeded).to_numpy()), out)
+    held.append(firsts)
+
+    def sides_of(batches):
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                if i < len(files):
+                    yield from _file_sides(files[i], names[i], firsts.value, cfg, shared.value, template.value)
+                else:
+                    yield from _seed_only(_read_requests(names[i]))
+
+    tasks = len(names)
+    return spark.range(0, tasks, 1, max(1, tasks)).mapInArrow(sides_of, spark_schema(GROW_ROWS))
+
+
+def _split(pairs: pa.Table, files: list[str], folder: str) -> list[str]:
+    """Writes the pairs whose page b file i holds (as an ok page) to part i of `folder`, sorted
+    by (doc_b, doc_a), and the others (no such page, or no seeds) to part len(files); the parts'
+    names."""
+    ids, where = [], []
+    for i, name in enumerate(files):
+        with storage.open_input(name) as fh:
+            got = pq.ParquetFile(fh).read(columns=["doc_id", "status"])
+        ok = got.column("doc_id").filter(pc.equal(got.column("status"), "ok")).to_numpy()
+        ids.append(ok)
+        where.append(np.full(len(ok), i, np.int64))
+    held = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    in_file = np.concatenate(where) if where else np.zeros(0, np.int64)
+    order = np.argsort(held, kind="stable")
+    held, in_file = held[order], in_file[order]
+    doc_b = pairs.column("doc_b").to_numpy()
+    at = np.minimum(np.searchsorted(held, doc_b), max(len(held) - 1, 0))
+    found = (held[at] == doc_b) if len(held) else np.zeros(len(doc_b), bool)
+    found &= pairs.column("hi").to_numpy() >= 0
+    part = np.where(found, in_file[at] if len(held) else 0, len(files))
+    order = np.lexsort((pairs.column("doc_a").to_numpy(), doc_b, part))
+    bounds = np.searchsorted(part[order], np.arange(len(files) + 2))
+    names = []
+    for i in range(len(files) + 1):
+        rows = pairs.take(pa.array(order[bounds[i] : bounds[i + 1]]))
+        sink = io.BytesIO()
+        with pa.ipc.new_file(sink, PAIR_REQUESTS) as writer:
+            writer.write_table(rows)
+        names.append(storage.child(folder, f"part-{i:05d}.arrow"))
+        storage.write_bytes(names[-1], sink.getvalue())
+    return names
+
+
+def _read_requests(name: str) -> pa.Table:
+    data = storage.read_bytes(name)
+    if data is None:
+        raise FileNotFoundError(f"{name}: the passages stage's pairs are gone (was the run folder cleaned?)")
+    return pa.ipc.open_file(pa.BufferReader(data)).read_all()
+
+
+def _nulls(n: int, names) -> list[pa.Array]:
+    return [pa.nulls(n, GROW_ROWS.field(name).type) for name in names]
+
+
+def _carried(requests: pa.Table, rows: np.ndarray) -> list[pa.Array]:
+    """The seeds and candidate columns of these requests."""
+    taken = requests.select(["seeds", *CANDIDATE]).take(pa.array(rows, pa.int64()))
+    return [column.combine_chunks() for column in taken.columns]
+
+
+def _seed_only(requests: pa.Table) -> Iterator[pa.RecordBatch]:
+    n = requests.num_rows
+    if n:
+        yield pa.RecordBatch.from_arrays(
+            [
+                requests.column("doc_a").combine_chunks(),
+                requests.column("doc_b").combine_chunks(),
+                pa.array(np.full(n, 2, np.int32)),
+                *_nulls(n, (*WINDOW_VALUES, "text", *WINDOW_LISTS)),
+                *_carried(requests, np.arange(n)),
+            ],
+            schema=GROW_ROWS,
+        )
+
+
+def _file_sides(
+    name: str, requests_name: str, firsts: np.ndarray, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray
+) -> Iterator[pa.RecordBatch]:
+    requests = _read_requests(requests_name)
+    keys = requests.column("doc_b").to_numpy()
+    fields = {c: requests.column(c).to_numpy() for c in ("doc_a", "doc_b", "lo", "hi")}
+    fs, path = storage.locate(name)
+    with fs.open_input_file(path) as fh:
+        for batch in pq.ParquetFile(fh).iter_batches(batch_size=1024, columns=["doc_id", "text", "status"]):
+            ok = batch.filter(pc.equal(batch.column("status"), "ok"))
+            ids = ok.column("doc_id").to_numpy()
+            whole = np.flatnonzero(np.isin(ids, firsts))
+            if len(whole):
+                at = pa.array(whole)
+                n = len(whole)
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        ok.column("doc_id").take(at),
+                        pa.array(np.full(n, -1, np.int64)),
+                        pa.array(np.full(n, -1, np.int32)),
+                        *_nulls(n, WINDOW_VALUES),
+                        ok.column("text").take(at),
+                        *_nulls(n, (*WINDOW_LISTS, "seeds", *CANDIDATE)),
+                    ],
+                    schema=GROW_ROWS,
+                )
+            lo = np.searchsorted(keys, ids, "left")
+            hi = np.searchsorted(keys, ids, "right")
+            rows = np.flatnonzero(hi > lo)
+            if not len(rows):
+                continue
+            index = np.concatenate([np.arange(a, b) for a, b in zip(lo[rows], hi[rows], strict=True)])
+            values = pa.StructArray.from_arrays(
+                [
+                    pa.array(fields["doc_a"][index]),
+                    pa.array(fields["doc_b"][index]),
+                    pa.array(np.ones(len(index), np.int32)),
+                    pa.array(fields["lo"][index]),
+                    pa.array(fields["hi"][index]),
+                ],
+                names=["doc_a", "doc_b", "side", "lo", "hi"],
+            )
+            offsets = pa.array(np.r_[0, np.cumsum(hi[rows] - lo[rows])].astype(np.int32))
+            at = pa.array(rows)
+            done = 0
+            # the windows come in the requests' order
+            for windows in window_arrow(
+                pa.RecordBatch.from_arrays(
+                    [ok.column("doc_id").take(at), pa.ListArray.from_arrays(offsets, values), ok.column("text").take(at)],
+                    names=["doc_id", "requests", "text"],
+                ),
+                cfg,
+                boilerplate,
+                template,
+            ):
+                mine = index[done : done + windows.num_rows]
+                done += windows.num_rows
+                yield pa.RecordBatch.from_arrays([*windows.columns, *_carried(requests, mine)], schema=GROW_ROWS)
