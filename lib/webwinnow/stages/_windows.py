@@ -306,9 +306,9 @@ def pair_rows(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def with_a_windows(chunk: pa.Table, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray, whole: bool) -> pa.Table:
     """grow_arrow's input for a chunk of rows sorted by (doc_a, doc_b, side) that holds, per
     document a, its whole text (side -1), then per pair its b window (side 1) and seeds (with
-    the b window, or side 2: seed_rows): side a's windows are cut here, from the pairs' seeds, exactly as the window pass cuts b's,
-    and put before the chunk's rows (pair_rows finds each pair's rows by their keys; no column
-    is copied to sort them)."""
+    the b window, or side 2: seed_rows): side a's windows are cut here, from the pairs' seeds,
+    exactly as the window pass cuts b's, and put before the chunk's rows (pair_rows finds each
+    pair's rows by their keys; no column is copied to sort them)."""
     side = chunk.column("side").to_numpy()
     docs = np.flatnonzero(side == -1)
     rest = chunk

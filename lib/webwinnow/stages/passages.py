@@ -27,7 +27,8 @@ length.
 
 The task that grows a pair writes its row of `pairs` or `template_pairs` and its passages
 (outputs.parts): the pair's candidate columns come with its seeds, its pages' lengths with its
-windows. The JVM gets only the pairs to grow again from whole texts: judging every candidate
+windows. When the driver can hold the pairs, a pair's seeds and candidate columns travel in its
+b window's row (stages._sides): a pair is one row of the shuffle, not two. The JVM gets only the pairs to grow again from whole texts: judging every candidate
 pair in Spark (40.6 M on a 1.36 M-page crawl) took three joins and two writes over all of them.
 """
 
@@ -233,7 +234,7 @@ def settle(grown: pa.RecordBatch, table: pa.Table, least: int, whole: bool = Fal
     what grow_arrow grew of them: (their PASSAGES rows when they share content, the PAIRS rows of
     those, the TEMPLATE_PAIRS rows of the others, the REDO rows of the pairs to grow again from
     whole texts). A pair shares content when one passage holds a run of `least` content units on
-    both sides. Every pair of the table (a seed row, side 2) is in exactly one of the last three;
+    both sides. Every pair of the table (its seed row: _windows.seed_rows) is in exactly one of the last three;
     one that grew no passage (or, from whole texts, could not be settled) is a template pair
     with no passage. A pair's content share is its content characters over its page's units,
     null where the page is not known."""
@@ -315,7 +316,7 @@ def settle(grown: pa.RecordBatch, table: pa.Table, least: int, whole: bool = Fal
 
 def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     """GROWN rows for rows sorted by (doc_a, doc_b, side): per pair its window of a (side 0), of b
-    (side 1) and its seeds (side 2). Spans grown inside the windows by one kernel call for the
+    (side 1) and its seeds (with b's window, or side 2). Spans grown inside the windows by one kernel call for the
     whole chunk, or a redo row; a pair missing a row (a document that is not ok) has no passages."""
     seed_at, a_at, b_at = pair_rows(table)
     both = (a_at >= 0) & (b_at >= 0)
