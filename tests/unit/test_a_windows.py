@@ -180,6 +180,60 @@ def test_a_windows_cut_in_the_grow_task_equal_the_window_pass_s(seed, whole, uni
         assert same(grown.combine_chunks()) == same(pa.Table.from_batches([grown_before]))
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("whole", [False, True])
+@pytest.mark.parametrize("least", [1, 40])
+def test_a_pair_in_one_row_grows_and_settles_as_in_two(seed, whole, least):
+    # the driver's path (stages._sides): a pair's seeds, as bytes, and candidate columns in its b
+    # window's row; a pair whose page b is not ok in a row of its own. Against the seeds' own rows.
+    from webwinnow.stages._sides import listed_seeds
+
+    cfg = dataclasses.replace(RunConfig(), winnow=WinnowConfig(k=5, w=4))
+    texts = _corpus(seed, wide=True)
+    pairs, boilerplate = _pairs(texts, cfg)
+    template = boilerplate[::3]
+    lost = random.Random(seed).choice(sorted({b for _, b in pairs}))  # a page b that is not ok
+    only_b: dict[int, list] = {}
+    for (a, b), seeds in pairs.items():
+        if b != lost:
+            lo, hi = _bounds(seeds, "pos_b", whole)
+            only_b.setdefault(b, []).append({"doc_a": a, "doc_b": b, "side": 1, "lo": lo, "hi": hi})
+    windows, seed_rows = _windows(texts, only_b, cfg, boilerplate, template), _seed_rows(pairs)
+    docs = _doc_rows(texts, sorted({a for a, _ in pairs} - {lost}))
+    two = pa.concat_tables([windows, seed_rows, docs])
+
+    at = {(a, b): i for i, (a, b) in enumerate(zip(*(seed_rows.column(c).to_pylist() for c in ("doc_a", "doc_b")), strict=True))}
+    rows = pa.array([at[(a, b)] for a, b in zip(*(windows.column(c).to_pylist() for c in ("doc_a", "doc_b")), strict=True)])
+    carried = ["seeds", *CANDIDATE]
+    merged = windows.drop_columns(carried)
+    for name in carried:
+        merged = merged.append_column(name, seed_rows.column(name).take(rows))
+    orphans = seed_rows.filter(pc.equal(seed_rows.column("doc_b"), lost))
+    one = pa.concat_tables([merged.select(ROWS.names), orphans, docs])
+    as_bytes = [
+        None if x is None else np.array([(p["pos_a"], p["pos_b"]) for p in x], np.int32).tobytes()
+        for x in one.column("seeds").to_pylist()
+    ]
+    one = one.set_column(ROWS.get_field_index("seeds"), pa.field("seeds", pa.binary()), pa.array(as_bytes, pa.binary()))
+    assert orphans.num_rows and one.num_rows == two.num_rows - windows.num_rows
+
+    def outcome(table, chunk_rows):
+        table = table.take(pc.sort_indices(table, ORDER))
+        grown, settled = [], []
+        for chunk in pair_chunks(table.to_batches(max_chunksize=3), rows=chunk_rows):
+            rows = with_a_windows(listed_seeds(chunk), cfg, boilerplate, template, whole)
+            got = grow_arrow(rows, cfg)
+            grown += got.drop_columns(["seed_row"]).to_pylist()
+            settled += [b.to_pylist() for b in settle(got, rows, least, whole)]
+        flat = [sorted(map(repr, (r for part in settled[i::4] for r in part))) for i in range(4)]
+        return sorted(map(repr, grown)), flat
+
+    want = outcome(two, 1000)
+    assert want[0] and want[1][2] and (want[1][1] or least > 1)  # passages; template pairs, content ones
+    for chunk_rows in (1, 2, 5, 1000):
+        assert outcome(one, chunk_rows) == want
+
+
 def test_a_chunk_without_documents_or_seeds_grows_nothing():
     cfg = RunConfig()
     texts = ["one page of text " * 20, "another page " * 20]

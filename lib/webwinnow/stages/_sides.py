@@ -117,11 +117,16 @@ def packed_seeds(seeds: pa.ListArray) -> pa.BinaryArray:
 
 
 def listed_seeds(table: pa.Table) -> pa.Table:
-    """The table with its seeds as lists of structs (PAIR_SEEDS') where they came as SEED_BYTES."""
+    """The table with its seeds as lists of structs (PAIR_SEEDS') where they came as SEED_BYTES,
+    chunked as the other columns are (grow_arrow slices rows of one chunk)."""
     at = table.schema.get_field_index("seeds")
     if at < 0 or table.schema.field(at).type != SEED_BYTES:
         return table
-    packed = table.column(at).combine_chunks()
+    chunks = [_listed(chunk) for chunk in table.column(at).chunks]
+    return table.set_column(at, pa.field("seeds", SEEDS), pa.chunked_array(chunks, SEEDS))
+
+
+def _listed(packed: pa.BinaryArray) -> pa.ListArray:
     n = len(packed)
     bounds = np.frombuffer(packed.buffers()[1], np.int32, count=n + 1, offset=packed.offset * 4) if n else np.zeros(1, np.int32)
     data = packed.buffers()[2]
@@ -129,8 +134,7 @@ def listed_seeds(table: pa.Table) -> pa.Table:
     pos = values[bounds[0] // 4 : bounds[-1] // 4].reshape(-1, 2)
     fields = list(SEEDS.value_type)
     struct = pa.StructArray.from_arrays([pa.array(np.ascontiguousarray(pos[:, i])) for i in range(2)], fields=fields)
-    lists = pa.ListArray.from_arrays(pa.array((bounds - bounds[0]) // 8, pa.int32()), struct, type=SEEDS, mask=packed.is_null())
-    return table.set_column(at, pa.field("seeds", SEEDS), lists)
+    return pa.ListArray.from_arrays(pa.array((bounds - bounds[0]) // 8, pa.int32()), struct, type=SEEDS, mask=packed.is_null())
 
 
 def file_sides(spark: SparkSession, out: str, pairs: pa.Table, cfg: RunConfig, shared, template, held: list, folder: str):

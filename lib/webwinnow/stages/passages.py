@@ -324,13 +324,12 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     doc_a, doc_b = table.column("doc_a").to_numpy(), table.column("doc_b").to_numpy()
     r = seed_at[both]
 
-    bounds = np.cumsum([0, *(len(c) for c in table.column(0).chunks)])
-
     def taken(name: str, rows: pa.Array) -> pa.Array:
         """The column's values at `rows`: a slice, not a copy, for consecutive rows of one chunk
         (the a windows cut here come in their pairs' order)."""
         at = rows.to_numpy()
         if len(at) and at[-1] - at[0] == len(at) - 1 and (np.diff(at) == 1).all():
+            bounds = np.cumsum([0, *(len(c) for c in table.column(name).chunks)])
             i = int(np.searchsorted(bounds, at[0], "right")) - 1
             if at[-1] < bounds[i + 1]:
                 return table.column(name).chunk(i).slice(int(at[0] - bounds[i]), len(at))
