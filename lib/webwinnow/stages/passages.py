@@ -70,7 +70,7 @@ from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, spark_schema
 from ._session import broadcast_rows, cache_level
 from ._shared import share
-from ._sides import CANDIDATE, REQUESTS, file_sides, listed_seeds, stored_pairs, whole_pairs
+from ._sides import CANDIDATE, REQUESTS, bucket_batches, file_sides, listed_seeds, stored_pairs
 from ._windows import (
     KGRAM_SLICE_BYTES,
     WINDOW_LISTS,
@@ -441,41 +441,54 @@ def run(ctx: StageContext) -> dict:
 
     folders = {name: stage_table(out, name) for name in WRITTEN}
 
-    def grown_from(seeds, pairs: int, whole: bool):
-        """REDO rows of the pairs in `seeds` their windows could not settle; every other pair,
-        grown in windows around its seeds or in whole texts, the grow tasks write: its row of
-        pairs or template_pairs and its passages, as parts of the staged tables."""
+    def grown(batches, task: int, whole: bool):
+        """REDO rows of the pairs of these rows (sorted by doc_a, doc_b, side) their windows could
+        not settle; every other pair, grown in windows around its seeds or in whole texts, the
+        task writes: its row of pairs or template_pairs and its passages, as parts of the staged
+        tables."""
+        writers = [PartWriter(folders[name], task, schema, GROUP_ROWS) for name, schema in WRITTEN.items()]
+        try:
+            for chunk in pair_chunks(batches):
+                maybe_fail("passages", inject)
+                table = with_a_windows(listed_seeds(chunk), cfg, shared.value, shared_template.value, whole)
+                *written, again = settle(grow_arrow(table, cfg), table, min_content(cfg), whole)
+                for writer, batch in zip(writers, written, strict=True):
+                    writer.write(batch)
+                yield again
+            for writer in writers:
+                writer.close()
+        except BaseException:
+            for writer in writers:
+                writer.abort()
+            raise
+
+    def grown_in_files(listed: pa.Table, whole: bool) -> pa.Table:
+        """REDO rows of the PAIR_REQUESTS `listed`, grown by tasks that read the window pass's
+        files (stages._sides): the driver holds the pairs."""
+        tasks = file_sides(spark, out, listed, cfg, shared, shared_template, held, REQUESTS + ("_whole" if whole else ""))
+        first_task = WHOLE_TASKS if whole else 0
+
+        def grow(batches):
+            for batch in batches:
+                for g in batch.column("id").to_pylist():
+                    yield from grown(bucket_batches(tasks[g]), first_task + g, whole)
+
+        got = spark.range(0, len(tasks), 1, max(1, len(tasks))).mapInArrow(grow, spark_schema(REDO)).toArrow()
+        return got.cast(REDO)
+
+    def grown_in_spark(seeds, whole: bool):
+        """REDO rows of the pairs in `seeds`, grown after Spark's shuffle brought each document
+        (side -1), the b windows of its pairs (side 1) and their seeds with their candidate
+        columns (side 2) together."""
         first_task = WHOLE_TASKS if whole else 0
 
         def grow(batches):
             from pyspark import TaskContext
 
             context = TaskContext.get()
-            task = first_task + (context.partitionId() if context else 0)
-            writers = [PartWriter(folders[name], task, schema, GROUP_ROWS) for name, schema in WRITTEN.items()]
-            try:
-                for chunk in pair_chunks(batches):
-                    maybe_fail("passages", inject)
-                    table = with_a_windows(listed_seeds(chunk), cfg, shared.value, shared_template.value, whole)
-                    *written, again = settle(grow_arrow(table, cfg), table, min_content(cfg), whole)
-                    for writer, batch in zip(writers, written, strict=True):
-                        writer.write(batch)
-                    yield again
-                for writer in writers:
-                    writer.close()
-            except BaseException:
-                for writer in writers:
-                    writer.abort()
-                raise
+            yield from grown(batches, first_task + (context.partitionId() if context else 0), whole)
 
-        if pairs <= broadcast_rows(spark, 64, BROADCAST_ROWS):  # the pairs, on the driver
-            # Few: one task per documents file reads its own texts (pyarrow), cuts the b
-            # windows and sends the a texts, each b window with its pair's seeds and candidate
-            # columns, read on the driver: no text is read by the JVM, and a pair is one row.
-            listed = whole_pairs(seeds.toArrow()) if whole else stored_pairs(out)
-            rows = file_sides(spark, out, listed, cfg, shared, shared_template, held, REQUESTS + ("_whole" if whole else ""))
-        else:
-            rows = _spark_sides(seeds, texts, windows_of, whole, candidate_types)
+        rows = _spark_sides(seeds, texts, windows_of, whole, candidate_types)
         return rows.repartition("doc_a").sortWithinPartitions("doc_a", "doc_b", "side").mapInArrow(grow, spark_schema(REDO))
 
     # each pair's candidate columns come with its seeds: the grow tasks write its row
@@ -483,15 +496,31 @@ def run(ctx: StageContext) -> dict:
     candidate_types = candidates.schema
     seeds = read_table(spark, out, "pair_seeds").join(candidates, ["doc_a", "doc_b"])
     try:
-        redo = grown_from(seeds, row_count(out, "pair_seeds"), whole=False).persist(cache_level(spark))
-        held.append(redo)
-        redone = redo.count()
-        if redone:
-            # A pair whose spans reach past its windows is grown again from its whole texts
-            # (windows without an open edge: never redone).
-            few = redone <= broadcast_rows(spark, 16, BROADCAST_ROWS)
-            again = seeds.join(F.broadcast(redo) if few else redo, ["doc_a", "doc_b"], "left_semi")
-            grown_from(again, redone, whole=True).count()
+        if row_count(out, "pair_seeds") <= broadcast_rows(spark, 64, BROADCAST_ROWS):
+            # Few: the driver holds the pairs, one task per documents file reads its own texts
+            # (pyarrow), cuts the b windows and sends the a texts, each b window with its pair's
+            # seeds and candidate columns: no text goes through the JVM, and no pair through
+            # Spark's shuffle.
+            listed = stored_pairs(out)
+            redo = grown_in_files(listed, whole=False)
+            redone = redo.num_rows
+            if redone:
+                # A pair whose spans reach past its windows is grown again from its whole texts
+                # (windows without an open edge: never redone).
+                again = listed.join(redo, ["doc_a", "doc_b"], join_type="left semi", use_threads=False)
+                n = again.num_rows
+                again = again.set_column(2, "lo", pa.array(np.zeros(n, np.int64))).set_column(
+                    3, "hi", pa.array(np.full(n, 2**62, np.int64))
+                )
+                grown_in_files(again, whole=True)
+        else:
+            redo_rows = grown_in_spark(seeds, whole=False).persist(cache_level(spark))
+            held.append(redo_rows)
+            redone = redo_rows.count()
+            if redone:
+                few = redone <= broadcast_rows(spark, 16, BROADCAST_ROWS)
+                again_rows = seeds.join(F.broadcast(redo_rows) if few else redo_rows, ["doc_a", "doc_b"], "left_semi")
+                grown_in_spark(again_rows, whole=True).count()
         for name, schema in WRITTEN.items():
             ensure_part(folders[name], schema)
             finish_table(out, name, cfg, "passages")
