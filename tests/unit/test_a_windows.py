@@ -455,3 +455,26 @@ def test_batch_passages_refuses_pages_that_do_not_fit_its_pairs():
     ):
         with pytest.raises(ValueError):
             batch_passages(*args, pages_a=pages_a)
+
+
+def test_the_pairs_grown_again_ask_for_their_whole_page_b():
+    from webwinnow.stages._sides import PAIR_REQUESTS, packed_seeds, whole_requests
+
+    seeds = pa.array([[{"pos_a": i, "pos_b": 2 * i}] * (i % 3) for i in range(8)], SEEDS)
+    pairs = pa.table(
+        {
+            "doc_a": list(range(8)),
+            "doc_b": [10 + i for i in range(8)],
+            "lo": [5 * i for i in range(8)],
+            "hi": [5 * i + 9 for i in range(8)],
+            "seeds": packed_seeds(seeds),
+            **{name: pa.nulls(8, PAIR_REQUESTS.field(name).type) for name in CANDIDATE},
+        }
+    ).cast(PAIR_REQUESTS)
+    pairs = pairs.set_column(
+        PAIR_REQUESTS.get_field_index("url_a"), PAIR_REQUESTS.field("url_a"), pa.array([f"u{i}" for i in range(8)])
+    )
+    redo = pa.table({"doc_a": [6, 1, 3, 99], "doc_b": [16, 11, 14, 109]})  # (3, 14) and (99, 109) are no pairs
+    got = sorted(whole_requests(pairs, redo).to_pylist(), key=lambda r: r["doc_a"])
+    want = [{**r, "lo": 0, "hi": 2**62} for r in pairs.to_pylist() if r["doc_a"] in (1, 6)]
+    assert got == want and whole_requests(pairs, redo).schema.equals(PAIR_REQUESTS)

@@ -95,6 +95,14 @@ def stored_pairs(out: str) -> pa.Table:
     return pa.table(columns).cast(PAIR_REQUESTS)
 
 
+def whole_requests(pairs: pa.Table, redo: pa.Table) -> pa.Table:
+    """The PAIR_REQUESTS of `pairs` whose (doc_a, doc_b) `redo` holds, b's window its whole page."""
+    again = pairs.join(redo.select(["doc_a", "doc_b"]), ["doc_a", "doc_b"], join_type="left semi", use_threads=False)
+    n = again.num_rows
+    again = again.set_column(2, "lo", pa.array(np.zeros(n, np.int64)))
+    return again.set_column(3, "hi", pa.array(np.full(n, 2**62, np.int64))).cast(PAIR_REQUESTS)
+
+
 def packed_seeds(seeds: pa.ListArray) -> pa.BinaryArray:
     """Lists of seeds (none null) as SEED_BYTES."""
     offsets = seeds.offsets.to_numpy()

@@ -14,8 +14,10 @@ straddling the end of a navigation bar and the first word of the page falls belo
 the span it grows into is all template) go to `template_pairs` with their reason: counted,
 never paired, never clustered.
 
-No full text travels per pair. The pairs are grouped by their document a: each document a
-travels once, as its whole text, to the task that grows its pairs, and that task cuts its
+When the driver can hold the pairs (stages._sides), it reads them, a pair's seeds and
+candidate columns travel with its b window, and the rows reach the grow tasks through files,
+not Spark's shuffle. No full text travels per pair. The pairs are grouped by their document
+a: each document a travels once, as its whole text, to the task that grows its pairs, and that task cuts its
 windows there. Each document b is read once, where it is stored: it is normalized and
 fingerprinted once, and for every pair it is the b of it sends only the window from `margin`
 normalized characters before that pair's first seed to `margin` after its last. A window
@@ -27,8 +29,7 @@ length.
 
 The task that grows a pair writes its row of `pairs` or `template_pairs` and its passages
 (outputs.parts): the pair's candidate columns come with its seeds, its pages' lengths with its
-windows. When the driver can hold the pairs, a pair's seeds and candidate columns travel in its
-b window's row (stages._sides): a pair is one row of the shuffle, not two. The JVM gets only the pairs to grow again from whole texts: judging every candidate
+windows. The JVM gets only the pairs to grow again from whole texts: judging every candidate
 pair in Spark (40.6 M on a 1.36 M-page crawl) took three joins and two writes over all of them.
 """
 
@@ -70,7 +71,7 @@ from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, spark_schema
 from ._session import broadcast_rows, cache_level
 from ._shared import share
-from ._sides import CANDIDATE, REQUESTS, bucket_batches, file_sides, listed_seeds, stored_pairs
+from ._sides import CANDIDATE, REQUESTS, bucket_batches, file_sides, listed_seeds, stored_pairs, whole_requests
 from ._windows import (
     KGRAM_SLICE_BYTES,
     WINDOW_LISTS,
@@ -507,12 +508,7 @@ def run(ctx: StageContext) -> dict:
             if redone:
                 # A pair whose spans reach past its windows is grown again from its whole texts
                 # (windows without an open edge: never redone).
-                again = listed.join(redo, ["doc_a", "doc_b"], join_type="left semi", use_threads=False)
-                n = again.num_rows
-                again = again.set_column(2, "lo", pa.array(np.zeros(n, np.int64))).set_column(
-                    3, "hi", pa.array(np.full(n, 2**62, np.int64))
-                )
-                grown_in_files(again, whole=True)
+                grown_in_files(whole_requests(listed, redo), whole=True)
         else:
             redo_rows = grown_in_spark(seeds, whole=False).persist(cache_level(spark))
             held.append(redo_rows)
