@@ -144,3 +144,53 @@ def test_seed_bounds_on_the_driver_equal_sparks(sample_run, spark_session, monke
         spark = candidates.seed_bounds(spark_session, str(sample_run), None, excluded, max_repeats)
         monkeypatch.undo()
         assert driver == spark and sum(driver.values()) > 0
+
+
+def test_candidate_pairs_built_on_the_driver_equal_sparks(tmp_path, spark_session):
+    from webwinnow.stages._pairtable import WRITTEN, driver_candidates, spark_candidates
+
+    # every way a source is decided: times differing on each basis, equal times (a tie), a
+    # malformed or missing time (no basis), a pair's page not in documents (no URL, no times),
+    # a page with no count row (no pair), count rows summed over tasks
+    times = {
+        1: ("2020-01-02T00:00:00Z", "2019-05-01T10:00:00Z", None),
+        2: ("2020-01-01T00:00:00Z", "2019-05-01T10:00:00Z", "2021-01-01T00:00:00Z"),
+        3: (None, "2019-05-01T10:00:00Z", "2021-01-01T00:00:00Z"),
+        4: (None, "2008-10-294T05:21:46-0700", "2021-01-01T00:00:00Z"),
+        5: (None, "2019-05-01T10:00:00.5Z", "2020-12-31T23:59:59Z"),
+        6: (None, "2019-05-01", None),
+        7: (None, None, None),
+        8: ("2020-01-01T00:00:00Z", "2019-05-01T10:00:00Z", "2021-01-01T00:00:00Z"),
+    }
+    ids = sorted(times)
+    n = len(ids)
+    rows = {f.name: [None] * n for f in schemas.DOCUMENTS}
+    rows.update(
+        doc_id=ids,
+        url=[f"http://h.test/{i}" for i in ids],
+        status=["ok"] * n,
+        text=["x"] * n,
+        warc_offset=ids,
+        html_bytes=[1] * n,
+        text_chars=[1] * n,
+        last_modified=[times[i][0] for i in ids],
+        fetch_time=[times[i][1] for i in ids],
+        http_date=[times[i][2] for i in ids],
+    )
+    _write(tmp_path, "documents", rows, schemas.DOCUMENTS)
+    counted = [1, 2, 3, 4, 5, 6, 7, 8, 9]  # 9 is in no documents table; 10 has no count
+    count_rows = [(d, -1, 10 + d) for d in counted] + [(2, -1, 5), (9, -1, 1)]
+    pair_rows = [(a, b, 1 + (a * b) % 4) for a, b in itertools.combinations([*counted, 10], 2)]
+    counts = pa.table(
+        {name: [r[i] for r in count_rows + pair_rows] for i, name in enumerate(("doc_a", "doc_b", "shared"))},
+        schema=pa.schema([("doc_a", pa.int64()), ("doc_b", pa.int64()), ("shared", pa.int64())]),
+    )
+    got = driver_candidates(spark_session, str(tmp_path), counts)
+    want = spark_candidates(spark_session, str(tmp_path), spark_session.createDataFrame(counts))
+    key = lambda r: (r["doc_a"], r["doc_b"])  # noqa: E731
+    want_rows = sorted(want.toArrow().to_pylist(), key=key)
+    assert sorted(got.to_pylist(), key=key) == want_rows and got.schema.equals(WRITTEN)
+    assert len(want_rows) == 36  # the pairs of 9 counted pages; none of page 10
+    seen = {(r["source"], r["source_basis"]) for r in want_rows}
+    assert {("b", "last_modified"), ("a", "warc_date"), ("b", "warc_date"), ("unknown", None)} <= seen
+    assert {s for s, _ in seen} >= {"a", "b", "tie", "unknown"} and any(r["url_b"] is None for r in want_rows)

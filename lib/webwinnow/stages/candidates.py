@@ -53,13 +53,15 @@ from ..outputs.tables import (
     stage_table,
     table_meta,
     table_stats,
+    write_arrow,
     write_table,
 )
 from . import StageContext, table_is_current
 from ._exchange import BLOBS, exchanged, packed, partitions_for, sorted_partition, spread, unpacked
 from ._exclusions import exclusion_hashes
-from ._frames import RUN_KEY, arrow_batch_rows, read_documents, read_table, sort_runs, sorted_chunks, spark_schema
-from ._session import cache_level, shuffle_partitions
+from ._frames import RUN_KEY, arrow_batch_rows, read_table, sort_runs, sorted_chunks, spark_schema
+from ._pairtable import COUNTS, DRIVER_PAIRS, driver_candidates, read_counts, spark_candidates
+from ._session import shuffle_partitions
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
 #: hashes below the cap in this partition (doc_b = -1, the count in `hash`).
@@ -84,31 +86,10 @@ PAIR_ROWS = pa.schema(
 )
 #: What the pair tasks hand the JVM: each pair and its count (its seeds they write themselves).
 PAIR_COUNTS = pa.schema([f for f in PAIR_ROWS if f.name != "seeds"])
+#: What a pair task hands the JVM: how many pairs it found (their counts and seeds it wrote).
+TASK_PAIRS = pa.schema([("pairs", pa.int64())])
 #: pair_seeds as the pair tasks write it: a pair always has seeds (as Spark wrote it before).
 SEEDS_WRITTEN = pa.schema([PAIR_ROWS.field(name) for name in schemas.PAIR_SEEDS.names])
-
-
-#: What says which of two pages is the original, strongest first: when the content last changed
-#: (HTTP Last-Modified), when the crawler fetched it (WARC-Date), the server's clock then (Date).
-SOURCE_BASES = (("last_modified", "last_modified"), ("warc_date", "fetch_time"), ("http_date", "http_date"))
-
-
-def source_columns() -> dict:
-    """`source` and `source_basis` from the pair's <column>_a/_b timestamps: the first basis on
-    which both pages have a time and the times differ decides (the earlier page is the source);
-    equal times on every basis both have are a "tie"; no basis both have, "unknown"."""
-    source = F.when(F.lit(False), F.lit(None))
-    basis = F.when(F.lit(False), F.lit(None))
-    for name, column in SOURCE_BASES:
-        a, b = F.col(f"{column}_a"), F.col(f"{column}_b")
-        decided = a.isNotNull() & b.isNotNull() & (a != b)
-        source = source.when(decided, F.when(a < b, F.lit("a")).otherwise(F.lit("b")))
-        basis = basis.when(decided, F.lit(name))
-    for name, column in SOURCE_BASES:
-        both = F.col(f"{column}_a").isNotNull() & F.col(f"{column}_b").isNotNull()
-        source = source.when(both, F.lit("tie"))
-        basis = basis.when(both, F.lit(name))
-    return {"source": source.otherwise(F.lit("unknown")), "source_basis": basis.otherwise(F.lit(None).cast("string"))}
 
 
 def fingerprints_without(spark: SparkSession, out: str, excluded) -> DataFrame:
@@ -396,25 +377,34 @@ def run(ctx: StageContext) -> dict:
     parts = [] if check else sorted_by_hash(out)
     pair_parts = pair_partitions(spark, out, bounds, max_df, documents, len(parts))
 
+    counts_folder = stage_table(out, COUNTS)
+
     def pairs_of(batches):
         from pyspark import TaskContext
 
         context = TaskContext.get()
-        seeds = PartWriter(seeds_folder, context.partitionId() if context else 0, SEEDS_WRITTEN)
+        task = context.partitionId() if context else 0
+        seeds = PartWriter(seeds_folder, task, SEEDS_WRITTEN)
+        counted = PartWriter(counts_folder, task, PAIR_COUNTS)
         try:
             seeds_in = (
                 pair_arrow(in_seed_order(unpacked(batches)), pcfg.min_shared)
                 if pair_parts
                 else pair_arrow(batches, pcfg.min_shared, RUN_KEY)
             )
+            pairs = 0
             for rows in seeds_in:
-                pairs = rows.filter(pc.greater_equal(rows.column("doc_b"), 0))
-                seeds.write(pa.RecordBatch.from_arrays([pairs.column(n) for n in SEEDS_WRITTEN.names], schema=SEEDS_WRITTEN))
-                yield pa.RecordBatch.from_arrays([rows.column(n) for n in PAIR_COUNTS.names], schema=PAIR_COUNTS)
+                found = rows.filter(pc.greater_equal(rows.column("doc_b"), 0))
+                seeds.write(pa.RecordBatch.from_arrays([found.column(n) for n in SEEDS_WRITTEN.names], schema=SEEDS_WRITTEN))
+                counted.write(pa.RecordBatch.from_arrays([rows.column(n) for n in PAIR_COUNTS.names], schema=PAIR_COUNTS))
+                pairs += found.num_rows
             seeds.close()
+            counted.close()
         except BaseException:
             seeds.abort()
+            counted.abort()
             raise
+        yield pa.RecordBatch.from_arrays([pa.array([pairs], pa.int64())], schema=TASK_PAIRS)
 
     with arrow_batch_rows(spark):
         # The seeds and each document's count of hashes below the cap (doc_b = -1) take one
@@ -434,50 +424,33 @@ def run(ctx: StageContext) -> dict:
             by_pair = exchanged(emitted, pair_parts)
         else:  # more seeds than blob partitions hold: Spark's sort, which spills
             by_pair = sort_runs(emitted.repartition("doc_a", "doc_b"), ["doc_a", "doc_b"])
-        grouped = by_pair.mapInArrow(pairs_of, spark_schema(PAIR_COUNTS)).persist(cache_level(spark))
         try:
-            fp_counts = (
-                grouped.filter(F.col("doc_b") < 0)
-                .groupBy(F.col("doc_a").alias("doc_id"))
-                .agg(F.coalesce(F.sum("shared"), F.lit(0)).alias("fp"))
-            )
-            # crawls hold malformed WARC-Dates ("2008-10-294T05:21:46-0700" among the real files): no time
-            times = [F.col(c).try_cast("timestamp").alias(c) for _, c in SOURCE_BASES]
-            info = fp_counts.join(read_documents(spark, out).select("doc_id", "url", *times), "doc_id", "left")
-
-            def side(x: str):
-                return info.select(
-                    F.col("doc_id").alias(f"doc_{x}"),
-                    F.col("fp").alias(f"fp_{x}"),
-                    F.col("url").alias(f"url_{x}"),
-                    *(F.col(c).alias(f"{c}_{x}") for _, c in SOURCE_BASES),
-                )
-
-            pairs = (
-                grouped.filter(F.col("doc_b") >= 0)
-                .select("doc_a", "doc_b", "shared")
-                .join(side("a"), "doc_a")
-                .join(side("b"), "doc_b")
-                .withColumn("resemblance", F.col("shared") / (F.col("fp_a") + F.col("fp_b") - F.col("shared")))
-                .withColumn("containment_a", F.col("shared") / F.col("fp_a"))
-                .withColumn("containment_b", F.col("shared") / F.col("fp_b"))
-                .withColumns(source_columns())
-                .select(*schemas.CANDIDATE_PAIRS.names)
-            )
+            tasks = by_pair.mapInArrow(pairs_of, spark_schema(TASK_PAIRS)).collect()
+            ensure_part(counts_folder, PAIR_COUNTS)  # no pair task ran: no counts
+            # the driver reads every document's URL and times: a check's index's too
+            known = documents + (row_count(out, "indexed_documents") if table_meta(out, "indexed_documents") else 0)
+            if sum(r["pairs"] for r in tasks) <= DRIVER_PAIRS and known <= DRIVER_PAIRS:
+                pairs = driver_candidates(spark, out, read_counts(counts_folder))
+            else:
+                grouped = spark.read.schema(spark_schema(PAIR_COUNTS)).parquet(counts_folder)
+                pairs = spark_candidates(spark, out, grouped)
             meta = {
                 "max_df": max_df,
                 "max_df_auto": not pcfg.max_df,
                 "excluded_hashes": int(len(excluded) if excluded is not None else 0),
                 **({"check": True, "self_pairs": with_self} if check else {}),
             }
-            write_table(pairs, out, "candidate_pairs", cfg, "candidates", meta)
+            if isinstance(pairs, pa.Table):
+                write_arrow(pairs, out, "candidate_pairs", cfg, "candidates", meta)
+            else:
+                write_table(pairs, out, "candidate_pairs", cfg, "candidates", meta)
             ensure_part(seeds_folder, SEEDS_WRITTEN)  # no pair task ran: an empty table
             finish_table(out, "pair_seeds", cfg, "candidates", meta)
         except BaseException:
             drop_staged(out, "pair_seeds")
             raise
         finally:
-            grouped.unpersist()
+            drop_staged(out, COUNTS)
     unexcluded = counts if excluded is None or not len(excluded) else None
     boilerplate = row_count(out, "index_boilerplate") if check else boilerplate_count(spark, out, max_df, unexcluded)
     return {

@@ -61,9 +61,9 @@ def identical_groups(spark: SparkSession, out: str):
 
 def document_times(spark: SparkSession, out: str, doc: np.ndarray) -> list[np.ndarray]:
     """Per document of doc (in its order), its times in microseconds since 1970, one array per
-    basis of the candidates stage's SOURCE_BASES (Last-Modified, WARC-Date, Date); int64 max where a
+    basis of the candidates stage's SOURCE_BASES (stages._pairtable) (Last-Modified, WARC-Date, Date); int64 max where a
     document has none (or an unreadable one)."""
-    from .candidates import SOURCE_BASES
+    from ._pairtable import SOURCE_BASES
 
     if not len(doc):
         return [np.zeros(0, np.int64) for _ in SOURCE_BASES]
@@ -95,7 +95,7 @@ def earliest_members(doc: np.ndarray, cluster: np.ndarray, times: list[np.ndarra
 
 def time_columns() -> list:
     """A document's times as document_times gives them: microseconds, int64 max where missing."""
-    from .candidates import SOURCE_BASES
+    from ._pairtable import SOURCE_BASES
 
     never = F.lit(np.iinfo(np.int64).max)
     return [F.coalesce(F.unix_micros(F.col(c).try_cast("timestamp")), never).alias(c) for _, c in SOURCE_BASES]
@@ -202,7 +202,7 @@ def _on_driver(spark: SparkSession, out: str, edges: pa.Table, same: pa.Table) -
 def _in_spark(spark: SparkSession, out: str, labels, same):
     """The clusters table from (doc_id, cluster_id) labels: sizes, identical counts and each
     cluster's earliest member by joins and aggregations, nothing on the driver."""
-    from .candidates import SOURCE_BASES
+    from ._pairtable import SOURCE_BASES
 
     never = F.lit(np.iinfo(np.int64).max)
     times = read_documents(spark, out).select("doc_id", *time_columns())

@@ -49,9 +49,10 @@ from ..core.winnowing import units
 from ..outputs.tables import read_table_config, write_table
 from . import StageContext
 from ._frames import read_table, spark_schema, url_host
+from ._pairtable import SOURCE_BASES
 from ._session import broadcast_rows, cache_level
 from ._shared import share
-from .candidates import SOURCE_BASES, boilerplate_hashes
+from .candidates import boilerplate_hashes
 from .hash_freq import BROADCAST_ROWS
 from .passages import template_kgram_hashes
 
