@@ -583,6 +583,21 @@ def test_passages_cut_from_texts_read_in_their_files_equal_those_joined_in_spark
     assert _table(out, "pairs").num_rows > 10
 
 
+def test_candidate_pairs_made_by_spark_equal_the_drivers(sample_run, tmp_path, monkeypatch):
+    from webwinnow.stages import candidates
+
+    # the sample's run built candidate_pairs on the driver; here Spark joins the pair tasks'
+    # counts to the documents, as it does when the pairs are too many for the driver
+    out = tmp_path / "spark"
+    shutil.copytree(sample_run, out)
+    monkeypatch.setattr(candidates, "DRIVER_PAIRS", -1)
+    _run(["candidates", "--out", str(out), "--conf", str(CONF)])
+    for table in ("candidate_pairs", "pair_seeds"):
+        assert _sorted_rows(out, table, ["doc_a", "doc_b"]) == _sorted_rows(sample_run, table, ["doc_a", "doc_b"]), table
+    assert _table(out, "candidate_pairs").num_rows > 100
+    assert not [p.name for p in out.iterdir() if "count" in p.name]  # the counts' folder is gone
+
+
 def test_template_kgrams_summed_on_the_driver_and_in_spark_alike(sample_run, tmp_path, monkeypatch):
     from webwinnow.stages import passages
 

@@ -21,8 +21,9 @@ frequencies hash_freq counted when that table is current. Memory: a seeding task
 sorted chunk of about CHUNK_ROWS fingerprints, their seeds and a gathering of blobs.
 
 The pair tasks write `pair_seeds` themselves (outputs.parts): its lists of seeds never become
-Spark rows, which cost the JVM more than pairing them did; the JVM gets each pair's count of
-shared hashes.
+Spark rows, which cost the JVM more than pairing them did. They write each pair's count of
+shared hashes as parts too, and candidate_pairs is made from those (stages._pairtable): on the
+driver when the pairs are few, else by Spark.
 """
 
 from __future__ import annotations
