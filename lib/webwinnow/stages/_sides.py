@@ -262,7 +262,8 @@ def bucket_batches(names: list[str]) -> Iterator[pa.RecordBatch]:
     tables = [t for t in tables if t.num_rows]
     if not tables:
         return
-    table = pa.concat_tables(tables)
+    # one copy into contiguous arrays: taking rows from many chunks cost 5 times as much
+    table = pa.concat_tables(tables).combine_chunks()
     order = np.lexsort([table.column(name).to_numpy() for name in ("side", "doc_b", "doc_a")])
     for first in range(0, len(order), TAKE_ROWS):
         yield from table.take(pa.array(order[first : first + TAKE_ROWS])).to_batches()
