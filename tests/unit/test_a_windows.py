@@ -478,39 +478,3 @@ def test_the_pairs_grown_again_ask_for_their_whole_page_b():
     got = sorted(whole_requests(pairs, redo).to_pylist(), key=lambda r: r["doc_a"])
     want = [{**r, "lo": 0, "hi": 2**62} for r in pairs.to_pylist() if r["doc_a"] in (1, 6)]
     assert got == want and whole_requests(pairs, redo).schema.equals(PAIR_REQUESTS)
-
-
-def test_the_windows_carry_their_requests_seeds_and_a_missing_page_its_pairs_alone():
-    from webwinnow.stages._windows import carried_windows
-
-    cfg = dataclasses.replace(RunConfig(), winnow=WinnowConfig(k=5, w=4))
-    texts = _corpus(3)
-    pairs, boilerplate = _pairs(texts, cfg)
-    carried = pa.schema(
-        [schemas.PAIR_SEEDS.field("seeds"), schemas.CANDIDATE_PAIRS.field("url_a"), schemas.CANDIDATE_PAIRS.field("shared")]
-    )
-    fields = [
-        (n, t)
-        for n, t in (("doc_a", pa.int64()), ("doc_b", pa.int64()), ("side", pa.int32()), ("lo", pa.int64()), ("hi", pa.int64()))
-    ]
-    request_type = pa.struct([*fields, *carried])
-    by_b: dict[int, list] = {}
-    for (a, b), seeds in sorted(pairs.items()):
-        lo, hi = _bounds(seeds, "pos_b", False)
-        by_b.setdefault(b, []).append(
-            {"doc_a": a, "doc_b": b, "side": 1, "lo": lo, "hi": hi, "seeds": seeds, "url_a": f"u{a}", "shared": len(seeds)}
-        )
-    docs = sorted(by_b)
-    lost = docs[1]
-    batch = pa.RecordBatch.from_pydict(
-        {"doc_id": docs, "requests": [by_b[d] for d in docs], "text": [None if d == lost else texts[d] for d in docs]},
-        schema=pa.schema([("doc_id", pa.int64()), ("requests", pa.list_(request_type)), ("text", pa.string())]),
-    )
-    got = pa.Table.from_batches(list(carried_windows(batch, cfg, boilerplate, boilerplate[::3], carried))).to_pylist()
-    plain = {d: [{k: r[k] for k in ("doc_a", "doc_b", "side", "lo", "hi")} for r in by_b[d]] for d in docs if d != lost}
-    want = _windows(texts, plain, cfg, boilerplate, boilerplate[::3]).select(WINDOWS.names).to_pylist()
-    extra = {(r["doc_a"], r["doc_b"]): {n: r[n] for n in carried.names} for d in docs for r in by_b[d]}
-    assert [r for r in got if r["side"] == 1] == [{**w, **extra[(w["doc_a"], w["doc_b"])]} for w in want]
-    alone = [r for r in got if r["side"] == 2]
-    assert [(r["doc_a"], r["doc_b"]) for r in alone] == [(r["doc_a"], r["doc_b"]) for r in by_b[lost]]
-    assert all(r["text"] is None and r["seeds"] == extra[(r["doc_a"], r["doc_b"])]["seeds"] for r in alone)

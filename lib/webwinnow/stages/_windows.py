@@ -113,35 +113,6 @@ def window_arrow(
         yield from _slice_windows(part, cfg, boilerplate_set, template_set)
 
 
-def carried_windows(
-    batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray, carried: pa.Schema
-) -> Iterator[pa.RecordBatch]:
-    """window_arrow's rows for a batch of (doc_id, requests, text) whose requests also hold the
-    fields of `carried` (a pair's seeds and candidate columns), with those fields after the
-    window's: a pair is one row. The requests of a page that is not there (a null text: no ok
-    page) give rows of their own (side 2, no window), so their pairs are still settled."""
-    present = batch.column("text").is_valid()
-    names = [*WINDOWS.names, *carried.names]
-
-    def fields(values: pa.StructArray) -> list[pa.Array]:
-        return [pc.struct_field(values, f.name).cast(f.type) for f in carried]
-
-    here = batch.filter(present)
-    if here.num_rows:
-        values, done = here.column("requests").flatten(), 0
-        for windows in window_arrow(here, cfg, boilerplate, template):
-            part = values.slice(done, windows.num_rows)  # the windows come in their requests' order
-            done += windows.num_rows
-            yield pa.RecordBatch.from_arrays([*windows.columns, *fields(part)], names=names)
-    missing = batch.filter(pc.invert(present))
-    if missing.num_rows:
-        values = missing.column("requests").flatten()
-        n = len(values)
-        keys = [pc.struct_field(values, "doc_a"), pc.struct_field(values, "doc_b"), pa.array(np.full(n, 2, np.int32))]
-        empty = [pa.nulls(n, f.type) for f in WINDOWS][3:]
-        yield pa.RecordBatch.from_arrays([*keys, *empty, *fields(values)], names=names)
-
-
 def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, template: HashSet) -> Iterator[pa.RecordBatch]:
     w = cfg.winnow
     data, text_starts, text_ends = _text_buffers(batch.column("text"))

@@ -77,11 +77,11 @@ from ._windows import (
     WINDOW_LISTS,
     WINDOW_VALUES,
     WINDOWS,
-    carried_windows,
     every_kgram,
     pair_chunks,
     pair_rows,
     text_slices,
+    window_arrow,
     with_a_windows,
 )
 from .candidates import boilerplate_hashes
@@ -434,6 +434,10 @@ def run(ctx: StageContext) -> dict:
     template = template_kgrams(spark, out, cfg, shared, max_df)
     shared_template = share(spark, template, out)
 
+    def windows_of(batches):
+        for batch in batches:
+            yield from window_arrow(batch, cfg, shared.value, shared_template.value)
+
     held: list = [shared, shared_template]  # unpersisted when the stage is done, like the frames
 
     folders = {name: stage_table(out, name) for name in WRITTEN}
@@ -485,7 +489,7 @@ def run(ctx: StageContext) -> dict:
             context = TaskContext.get()
             yield from grown(batches, first_task + (context.partitionId() if context else 0), whole)
 
-        rows = _spark_sides(seeds, texts, cfg, shared, shared_template, whole, candidate_types)
+        rows = _spark_sides(seeds, texts, windows_of, whole, candidate_types)
         return rows.repartition("doc_a").sortWithinPartitions("doc_a", "doc_b", "side").mapInArrow(grow, spark_schema(REDO))
 
     # each pair's candidate columns come with its seeds: the grow tasks write its row
@@ -544,27 +548,22 @@ def run(ctx: StageContext) -> dict:
     }
 
 
-def _spark_sides(seeds, texts, cfg: RunConfig, shared, template, whole: bool, candidate_types):
-    """The grow shuffle's rows of the pairs in `seeds` (pair_seeds joined to candidate_pairs), by
-    Spark: per pair, b's window (side 1) with the pair's seeds and candidate columns, cut by
-    tasks that get each page with its pairs' requests (carried_windows), and the whole text
-    (side -1) of every page that is some pair's a."""
+def _spark_sides(seeds, texts, windows_of, whole: bool, candidate_types):
+    """GROW_ROWS of the pairs in `seeds` (pair_seeds joined to candidate_pairs), by Spark: the
+    b windows (side 1) cut by tasks that get the pages and their requests grouped, the whole
+    text (side -1) of every page that is some pair's a, and each pair's seeds with its candidate
+    columns in a row of their own (side 2)."""
     window_types = spark_schema(WINDOWS)
-    carried = pa.schema([schemas.PAIR_SEEDS.field("seeds"), *(schemas.CANDIDATE_PAIRS.field(name) for name in CANDIDATE)])
+    seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
     if whole:
         lo_b, hi_b = F.lit(0).cast("long"), F.lit(2**62).cast("long")
     else:
         lo_b, hi_b = (F.expr(f"array_{f}(transform(seeds, s -> s.pos_b))").cast("long") for f in ("min", "max"))
-    request = F.struct("doc_a", "doc_b", F.lit(1).alias("side"), lo_b.alias("lo"), hi_b.alias("hi"), "seeds", *CANDIDATE)
-    grouped = seeds.groupBy(F.col("doc_b").alias("doc_id")).agg(F.collect_list(request).alias("requests"))
-
-    def windows_of(batches):
-        for batch in batches:
-            yield from carried_windows(batch, cfg, shared.value, template.value, carried)
-
-    # a left join: the pairs of a page b that is not an ok document are settled too
-    rows_schema = pa.schema([*WINDOWS, *(pa.field(f.name, f.type) for f in carried)])
-    windows = grouped.join(texts, "doc_id", "left").mapInArrow(windows_of, spark_schema(rows_schema))
+    requests = seeds.select(
+        F.col("doc_b").alias("doc_id"), "doc_a", "doc_b", F.lit(1).alias("side"), lo_b.alias("lo"), hi_b.alias("hi")
+    )
+    grouped = requests.groupBy("doc_id").agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
+    windows = grouped.join(texts, "doc_id").mapInArrow(windows_of, window_types)
     # Side a travels as its whole text, once per document: a page is in 39 pairs on average (docs
     # corpus), and its windows, cut per pair, were 28 times its text. The grow task cuts side a's
     # windows from it (with_a_windows).
@@ -575,10 +574,21 @@ def _spark_sides(seeds, texts, cfg: RunConfig, shared, template, whole: bool, ca
         *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_VALUES),
         "text",
         *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
-        F.lit(None).cast(spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType).alias("seeds"),
-        *(F.lit(None).cast(candidate_types[name].dataType).alias(name) for name in CANDIDATE),
     )
-    return windows.unionByName(documents)
+    seed_rows = seeds.select(
+        "doc_a",
+        "doc_b",
+        F.lit(2).alias("side"),
+        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in (*WINDOW_VALUES, "text", *WINDOW_LISTS)),
+        "seeds",
+        *CANDIDATE,
+    )
+    return (
+        windows.unionByName(documents)
+        .withColumn("seeds", F.lit(None).cast(seed_type))
+        .withColumns({name: F.lit(None).cast(candidate_types[name].dataType) for name in CANDIDATE})
+        .unionByName(seed_rows)
+    )
 
 
 #: Up to this many rows of passages and template_pairs, their statistics are summed on the
