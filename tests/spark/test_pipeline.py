@@ -638,6 +638,11 @@ def test_hash_freq_counts_hosts_and_cuts_snippets_on_the_driver_and_in_spark_ali
         assert dict(zip(got.column("hash").to_pylist(), got.column("hosts").to_pylist(), strict=True)) == expected
     rows = _sorted_rows(sample_run, "hash_freq", ["hash"])
     assert _sorted_rows(out, "hash_freq", ["hash"]) == rows
+    # the frequencies of frequencies summed by Spark equal the driver's
+    assert _sorted_rows(out, "rank_freq", ["rank"]) == _sorted_rows(sample_run, "rank_freq", ["rank"])
+    stats = [json.loads((run / "rank_freq" / "_webwinnow.json").read_text())["stats"] for run in (sample_run, out)]
+    assert stats[0] == stats[1] and stats[0]["hashes"] > 1000
+    assert not [p.name for p in out.iterdir() if "counts" in p.name]  # the counting tasks' rows are gone
     assert sum(r["snippet"] is not None for r in rows) == sum(r["docs"] >= 2 for r in rows) > 100
 
 

@@ -39,6 +39,7 @@ from ..outputs.parts import PartWriter, drop_unfinished_parts, ensure_part
 from ..outputs.tables import (
     drop_staged,
     finish_table,
+    folder_parquet_files,
     open_parquet,
     parquet_files,
     read_row_groups,
@@ -50,7 +51,7 @@ from ..outputs.tables import (
 from . import StageContext
 from ._exchange import BLOBS, exchanged, packed, partitions_for, sorted_partition, spread, unpacked
 from ._frames import KERNEL_BATCH_ROWS, arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
-from ._session import broadcast_rows, cache_level, shuffle_partitions
+from ._session import broadcast_rows, shuffle_partitions
 from ._shared import share
 
 #: Broadcast a side of a join below this many rows (16–24 bytes a row): the other side, the
@@ -292,6 +293,28 @@ def in_hash_order(batches) -> list[pa.RecordBatch]:
     return sorted_partition(batches, COUNT_ORDER)
 
 
+#: The staged folder of the counting tasks' rows (COUNTED), read on the driver when few.
+COUNTS = "hash_counts"
+
+
+def _read_counted(folder: str) -> pa.Table:
+    tables = []
+    for name in folder_parquet_files(folder):
+        with storage.open_input(name) as fh:
+            tables.append(open_parquet(name, fh).read())
+    return pa.concat_tables(tables).cast(COUNTED) if tables else COUNTED.empty_table()
+
+
+def _summed_by_docs(rows: pa.Table) -> list[tuple[int, int]]:
+    """(docs, hashes) with each docs once, its hashes summed: what Spark's groupBy gave."""
+    docs = rows.column("docs").to_numpy()
+    hashes = rows.column("hashes").fill_null(0).to_numpy()
+    unique, at = np.unique(docs, return_inverse=True)
+    summed = np.zeros(len(unique), np.int64)
+    np.add.at(summed, at, hashes)
+    return list(zip(unique.tolist(), summed.tolist(), strict=True))
+
+
 def _task(first: int) -> int:
     from pyspark import TaskContext
 
@@ -328,16 +351,27 @@ def run(ctx: StageContext) -> dict:
     fs, path = storage.locate(by_hash)
     fs.create_dir(path, recursive=True)
 
+    counts_folder = stage_table(out, COUNTS)
+
     def count(batches):
-        writers = [PartWriter(folder, _task(0), WRITTEN), PartWriter(by_hash, _task(0), BY_HASH_ROWS)]
+        task = _task(0)
+        writers = [
+            PartWriter(folder, task, WRITTEN),
+            PartWriter(by_hash, task, BY_HASH_ROWS),
+            PartWriter(counts_folder, task, COUNTED),
+        ]
         try:
-            yield from counted_arrow(in_hash_order(unpacked(batches)) if parts else batches, *writers)
+            rows = 0
+            for batch in counted_arrow(in_hash_order(unpacked(batches)) if parts else batches, *writers[:2]):
+                writers[2].write(batch)
+                rows += batch.num_rows
             for writer in writers:
                 writer.close()
         except BaseException:
             for writer in writers:
                 writer.abort()
             raise
+        yield pa.RecordBatch.from_arrays([pa.array([rows], pa.int64())], schema=WROTE)
 
     # a k-gram spans k kept characters, more in the original; a word about 7, a code token 5
     chars = {"word": 12, "code": 8}.get(cfg.winnow.unit, 3) * cfg.winnow.k
@@ -353,23 +387,40 @@ def run(ctx: StageContext) -> dict:
             writer.abort()
             raise
 
-    counted = by_hash_rows.mapInArrow(count, spark_schema(COUNTED)).persist(cache_level(spark))
     try:
         with arrow_batch_rows(spark):  # fingerprint-sized rows; the texts below keep the default
-            fof = [
-                (r["docs"], r["hashes"])
-                for r in counted.filter(F.col("hash").isNull()).groupBy("docs").agg(F.sum("hashes").alias("hashes")).collect()
-            ]
-        shared = counted.filter(F.col("hash").isNotNull())
+            rows = sum(r["rows"] for r in by_hash_rows.mapInArrow(count, spark_schema(WROTE)).collect())
+        ensure_part(counts_folder, COUNTED)  # no counting task ran: no rows
+        if rows <= broadcast_rows(spark, 48, BROADCAST_ROWS):
+            # few: the counting tasks' rows read on the driver, no Spark job over them
+            got = _read_counted(counts_folder)
+            own = pc.is_null(got.column("hash"))
+            fof = _summed_by_docs(got.filter(own))
+            requests = got.filter(pc.invert(own)).select(list(REQUEST_COLUMNS))
+            counted = None
+        else:
+            counted = spark.read.schema(spark_schema(COUNTED)).parquet(counts_folder)
+            with arrow_batch_rows(spark):
+                fof = [
+                    (r["docs"], r["hashes"])
+                    for r in counted.filter(F.col("hash").isNull()).groupBy("docs").agg(F.sum("hashes").alias("hashes")).collect()
+                ]
+            requests = None
         if sum(n for d, n in fof if d >= 2) <= broadcast_rows(spark, 48, BROADCAST_ROWS):  # a request per shared hash
             # few: every task has them all, and one task per documents file reads its texts itself
-            _cut_in_files(spark, out, folder, shared.select(*REQUEST_COLUMNS).toArrow(), chars)
+            if requests is None:
+                assert counted is not None
+                requests = counted.filter(F.col("hash").isNotNull()).select(*REQUEST_COLUMNS).toArrow()
+            _cut_in_files(spark, out, folder, requests, chars)
         else:
-            requests = shared.groupBy("doc_id").agg(
+            shared = (counted if counted is not None else spark.read.schema(spark_schema(COUNTED)).parquet(counts_folder)).filter(
+                F.col("hash").isNotNull()
+            )
+            grouped = shared.groupBy("doc_id").agg(
                 F.collect_list(F.struct("hash", "docs", "occurrences", "hosts", "pos")).alias("requests")
             )
             texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
-            requests.join(texts, "doc_id").mapInArrow(cut, spark_schema(WROTE)).agg(F.sum("rows")).collect()
+            grouped.join(texts, "doc_id").mapInArrow(cut, spark_schema(WROTE)).agg(F.sum("rows")).collect()
         ensure_part(folder, WRITTEN)
         ensure_part(by_hash, BY_HASH_ROWS)
         drop_unfinished_parts(by_hash)
@@ -378,7 +429,7 @@ def run(ctx: StageContext) -> dict:
         drop_staged(out, "hash_freq")
         raise
     finally:
-        counted.unpersist()
+        drop_staged(out, COUNTS)
         if shared_hosts is not None:
             shared_hosts.unpersist()
     runs = rank_frequency(fof)
