@@ -146,8 +146,8 @@ def test_seed_bounds_on_the_driver_equal_sparks(sample_run, spark_session, monke
         assert driver == spark and sum(driver.values()) > 0
 
 
-def test_candidate_pairs_built_on_the_driver_equal_sparks(tmp_path, spark_session):
-    from webwinnow.stages._pairtable import WRITTEN, driver_candidates, spark_candidates
+def test_candidate_pairs_built_on_the_driver_and_through_blobs_equal_sparks(tmp_path, spark_session):
+    from webwinnow.stages._pairtable import WRITTEN, blob_candidates, driver_candidates, spark_candidates
 
     # every way a source is decided: times differing on each basis, equal times (a tie), a
     # malformed or missing time (no basis), a pair's page not in documents (no URL, no times),
@@ -190,6 +190,20 @@ def test_candidate_pairs_built_on_the_driver_equal_sparks(tmp_path, spark_sessio
     key = lambda r: (r["doc_a"], r["doc_b"])  # noqa: E731
     want_rows = sorted(want.toArrow().to_pylist(), key=key)
     assert sorted(got.to_pylist(), key=key) == want_rows and got.schema.equals(WRITTEN)
+    # beyond the driver's bounds: the counts as the pair tasks' parts, two exchanges of blobs
+    parts, written = tmp_path / "counts", tmp_path / "written"
+    parts.mkdir(), written.mkdir()
+    for i, first in enumerate(range(0, counts.num_rows, 7)):  # count rows of a page in several parts
+        pq.write_table(counts.slice(first, 7), parts / f"part-{i:05d}.parquet")
+    for partitions in (1, 3):
+        for old in written.glob("*"):
+            old.unlink()
+        rows = blob_candidates(spark_session, str(tmp_path), str(parts), str(written), partitions)
+        blobs = pa.concat_tables([pq.read_table(f) for f in sorted(written.glob("*.parquet"))])
+        assert rows == len(want_rows) and blobs.schema.equals(WRITTEN)
+        assert sorted(blobs.to_pylist(), key=key) == want_rows
+        for f in written.glob("*.parquet"):  # each part sorted by its pairs
+            assert (lambda r: r == sorted(r))(list(map(key, pq.read_table(f).to_pylist())))
     assert len(want_rows) == 36  # the pairs of 9 counted pages; none of page 10
     seen = {(r["source"], r["source_basis"]) for r in want_rows}
     assert {("b", "last_modified"), ("a", "warc_date"), ("b", "warc_date"), ("unknown", None)} <= seen

@@ -583,15 +583,23 @@ def test_passages_cut_from_texts_read_in_their_files_equal_those_joined_in_spark
     assert _table(out, "pairs").num_rows > 10
 
 
-def test_candidate_pairs_made_by_spark_equal_the_drivers(sample_run, tmp_path, monkeypatch):
+@pytest.mark.parametrize("way", ["blobs", "spark"])
+def test_candidate_pairs_made_by_spark_equal_the_drivers(sample_run, tmp_path, monkeypatch, way):
     from webwinnow.stages import candidates
 
-    # the sample's run built candidate_pairs on the driver; here Spark joins the pair tasks'
-    # counts to the documents, as it does when the pairs are too many for the driver
-    out = tmp_path / "spark"
+    # the sample's run built candidate_pairs on the driver; here the pages' counts and times
+    # meet the pair tasks' counts in two exchanges of blobs, as when the pairs are too many for
+    # the driver, or (more than the blob partitions hold) in Spark's joins
+    out = tmp_path / way
     shutil.copytree(sample_run, out)
     monkeypatch.setattr(candidates, "DRIVER_PAIRS", -1)
+    calls: list = []
+    real = candidates.blob_candidates
+    monkeypatch.setattr(candidates, "blob_candidates", lambda *a: calls.append(a) or real(*a))
+    if way == "spark":
+        monkeypatch.setattr(candidates, "ROW_BYTES", 1 << 50)
     _run(["candidates", "--out", str(out), "--conf", str(CONF)])
+    assert len(calls) == (way == "blobs")
     for table in ("candidate_pairs", "pair_seeds"):
         assert _sorted_rows(out, table, ["doc_a", "doc_b"]) == _sorted_rows(sample_run, table, ["doc_a", "doc_b"]), table
     assert _table(out, "candidate_pairs").num_rows > 100
@@ -615,7 +623,8 @@ def test_template_kgrams_summed_on_the_driver_and_in_spark_alike(sample_run, tmp
         assert not [p.name for p in out.iterdir() if "edges" in p.name]  # the counts are gone once summed
 
 
-def test_hash_freq_counts_hosts_and_cuts_snippets_on_the_driver_and_in_spark_alike(sample_run, tmp_path, monkeypatch):
+@pytest.mark.parametrize("way", ["files_beyond_bounds", "driver_hosts", "spark"])
+def test_hash_freq_counts_hosts_and_cuts_snippets_on_the_driver_and_in_spark_alike(sample_run, tmp_path, monkeypatch, way):
     from webwinnow.crawl.hosts import host_of
     from webwinnow.stages import hash_freq
 
@@ -625,14 +634,33 @@ def test_hash_freq_counts_hosts_and_cuts_snippets_on_the_driver_and_in_spark_ali
         holders.setdefault(h, set()).add(hosts[d])
     expected = {h: len(held - {None}) for h, held in holders.items()}
     assert len(set(hosts.values()) - {None}) > 3 and max(expected.values()) > 1  # several hosts, and hashes shared across them
-    # The sample's run read the hosts on the driver and cut the snippets in one task per
-    # documents file; the same stage in Spark: hosts by a UDF and xxhash64, snippets from the
-    # texts joined to the requests.
-    out = tmp_path / "spark"
+    # The sample's run found each fingerprints file's hosts in the documents file its extract
+    # task wrote beside it, and cut the snippets in one task per documents file, every request
+    # shared. Beyond the driver's bounds, Spark sums the counts and moves each request to its
+    # file's task. Without those files (a fingerprints table the fingerprint stage made): the
+    # hosts read on the driver; or by a UDF and xxhash64 in Spark, snippets from the texts
+    # joined to the requests.
+    out = tmp_path / way
     shutil.copytree(sample_run, out)
-    monkeypatch.setattr(hash_freq, "DRIVER_HOSTS", -1)
-    monkeypatch.setattr(hash_freq, "BROADCAST_ROWS", -1)
+    calls: dict[str, int] = {}
+    for name in ("hosted_in_files", "_cut_routed", "driver_host_ids"):
+        real = getattr(hash_freq, name)
+        monkeypatch.setattr(hash_freq, name, lambda *a, _n=name, _f=real: calls.update({_n: calls.get(_n, 0) + 1}) or _f(*a))
+    if way != "files_beyond_bounds":
+        monkeypatch.setattr(hash_freq, "document_parts", lambda out: None)
+    if way != "driver_hosts":
+        monkeypatch.setattr(hash_freq, "BROADCAST_ROWS", -1)
+    if way == "spark":
+        monkeypatch.setattr(hash_freq, "DRIVER_HOSTS", -1)
     _run(["hash_freq", "--out", str(out), "--conf", str(CONF)])
+    assert (
+        calls
+        == {
+            "files_beyond_bounds": {"hosted_in_files": 1, "_cut_routed": 1},
+            "driver_hosts": {"driver_host_ids": 1},
+            "spark": {},
+        }[way]
+    )
     for run in (sample_run, out):
         got = _table(run, "hash_freq")
         assert dict(zip(got.column("hash").to_pylist(), got.column("hosts").to_pylist(), strict=True)) == expected
@@ -646,12 +674,35 @@ def test_hash_freq_counts_hosts_and_cuts_snippets_on_the_driver_and_in_spark_ali
     assert sum(r["snippet"] is not None for r in rows) == sum(r["docs"] >= 2 for r in rows) > 100
 
 
+def test_hash_freq_finds_hosts_beside_the_fingerprints_only_where_extract_wrote_both(sample_run, tmp_path):
+    from webwinnow.stages.hash_freq import document_parts
+
+    paired = document_parts(str(sample_run))
+    assert paired and len(paired) == len(list((sample_run / "fingerprints").glob("*.parquet")))
+    assert all(Path(fp).name == Path(doc).name and "/documents/" in doc for fp, doc in paired)
+    for table, field, value in (
+        ("fingerprints", "document_parts", None),  # made by the fingerprint stage (Spark's parts)
+        ("documents", "recipe", "0000000000000000"),  # the documents made again since
+    ):
+        out = tmp_path / f"{table}-{field}"
+        shutil.copytree(sample_run, out)
+        meta_file = out / table / "_webwinnow.json"
+        meta = json.loads(meta_file.read_text())
+        meta.pop(field) if value is None else meta.update({field: value})
+        meta_file.write_text(json.dumps(meta))
+        assert document_parts(str(out)) is None
+    out = tmp_path / "a_part_missing"
+    shutil.copytree(sample_run, out)
+    next((out / "documents").glob("*.parquet")).unlink()
+    assert document_parts(str(out)) is None
+
+
 def test_past_the_blob_shuffles_partitions_spark_sorts_and_the_tables_are_the_same(sample_run, tmp_path, monkeypatch):
     from webwinnow.stages import _exchange, candidates, hash_freq
 
     # hash_freq moves the fingerprints, candidates the seeds, as blobs; a crawl whose rows need
-    # more than MAX_PARTITIONS blob partitions takes Spark's sorted shuffle instead (and
-    # hash_freq joins the hosts in Spark): the same tables and the same sorted parts.
+    # more than MAX_PARTITIONS blob partitions takes Spark's sorted shuffle instead: the same
+    # tables and the same sorted parts.
     exchanges: list = []
     real = _exchange.exchanged
     for module in (candidates, hash_freq):

@@ -323,6 +323,7 @@ class HashCounts:
     hosts: np.ndarray  # distinct hosts (rows without one not counted)
     doc_id: np.ndarray  # smallest document, and its first position
     pos: np.ndarray
+    row: np.ndarray  # the chunk's row of that occurrence
 
 
 def hash_counts(
@@ -343,6 +344,7 @@ def hash_counts(
         hosts=host_counts,
         doc_id=doc_ids[first],
         pos=positions[first],
+        row=first,
     )
 
 

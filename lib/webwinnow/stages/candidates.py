@@ -61,7 +61,8 @@ from . import StageContext, table_is_current
 from ._exchange import BLOBS, exchanged, packed, partitions_for, sorted_partition, spread, unpacked
 from ._exclusions import exclusion_hashes
 from ._frames import RUN_KEY, arrow_batch_rows, read_table, sort_runs, sorted_chunks, spark_schema
-from ._pairtable import COUNTS, DRIVER_PAIRS, driver_candidates, read_counts, spark_candidates
+from ._pairtable import COUNTS, DRIVER_PAIRS, ROW_BYTES, blob_candidates, driver_candidates, read_counts, spark_candidates
+from ._pairtable import WRITTEN as CANDIDATES_WRITTEN
 from ._session import shuffle_partitions
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
@@ -425,13 +426,22 @@ def run(ctx: StageContext) -> dict:
             by_pair = exchanged(emitted, pair_parts)
         else:  # more seeds than blob partitions hold: Spark's sort, which spills
             by_pair = sort_runs(emitted.repartition("doc_a", "doc_b"), ["doc_a", "doc_b"])
+        pairs_folder = ""
         try:
             tasks = by_pair.mapInArrow(pairs_of, spark_schema(TASK_PAIRS)).collect()
             ensure_part(counts_folder, PAIR_COUNTS)  # no pair task ran: no counts
             # the driver reads every document's URL and times: a check's index's too
             known = documents + (row_count(out, "indexed_documents") if table_meta(out, "indexed_documents") else 0)
-            if sum(r["pairs"] for r in tasks) <= DRIVER_PAIRS and known <= DRIVER_PAIRS:
+            found = sum(r["pairs"] for r in tasks)
+            blob_parts = partitions_for(ROW_BYTES, found + known, shuffle_partitions(spark))
+            if found <= DRIVER_PAIRS and known <= DRIVER_PAIRS:
                 pairs = driver_candidates(spark, out, read_counts(counts_folder))
+            elif blob_parts:
+                # the pages' counts and times meet their pairs in two exchanges of blobs, whose
+                # tasks write the table
+                pairs = None
+                pairs_folder = stage_table(out, "candidate_pairs")
+                blob_candidates(spark, out, counts_folder, pairs_folder, blob_parts)
             else:
                 grouped = spark.read.schema(spark_schema(PAIR_COUNTS)).parquet(counts_folder)
                 pairs = spark_candidates(spark, out, grouped)
@@ -441,7 +451,10 @@ def run(ctx: StageContext) -> dict:
                 "excluded_hashes": int(len(excluded) if excluded is not None else 0),
                 **({"check": True, "self_pairs": with_self} if check else {}),
             }
-            if isinstance(pairs, pa.Table):
+            if pairs is None:
+                ensure_part(pairs_folder, CANDIDATES_WRITTEN)
+                finish_table(out, "candidate_pairs", cfg, "candidates", meta)
+            elif isinstance(pairs, pa.Table):
                 write_arrow(pairs, out, "candidate_pairs", cfg, "candidates", meta)
             else:
                 write_table(pairs, out, "candidate_pairs", cfg, "candidates", meta)
@@ -449,6 +462,8 @@ def run(ctx: StageContext) -> dict:
             finish_table(out, "pair_seeds", cfg, "candidates", meta)
         except BaseException:
             drop_staged(out, "pair_seeds")
+            if pairs_folder:
+                drop_staged(out, "candidate_pairs")
             raise
         finally:
             drop_staged(out, COUNTS)

@@ -69,7 +69,9 @@ def run(ctx: StageContext) -> dict:
     if made:
         if made["winnow"] == wcfg.identity() and all(staged(out, t) for t in made["tables"]):
             for t in made["tables"]:
-                finish_table(out, t, cfg, "fingerprint", meta)
+                # each part holds the ok pages of the documents part of its name (hash_freq
+                # finds their hosts there)
+                finish_table(out, t, cfg, "fingerprint", {**meta, "document_parts": True})
             result = FingerprintResult(**made["stats"])
             return {**asdict(result), "density": result.density}
         for t in made["tables"]:

@@ -24,6 +24,8 @@ of shuffling and sorting every fingerprint again; they live and go with the tabl
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -45,6 +47,7 @@ from ..outputs.tables import (
     read_row_groups,
     row_count,
     stage_table,
+    table_meta,
     table_stats,
     write_arrow,
 )
@@ -69,6 +72,9 @@ COUNTED = pa.schema(
         ("doc_id", pa.int64()),
         ("pos", pa.int32()),
         ("hashes", pa.int64()),
+        # the documents file that holds doc_id, where known (document_parts): its snippet is cut
+        # by that file's task
+        ("file", pa.int32()),
     ]
 )
 #: Part numbers of the snippet tasks: after the counting tasks'.
@@ -118,9 +124,11 @@ def driver_host_ids(out: str) -> pa.Table:
 
 
 #: What the fingerprints' shuffle moves: a fingerprint and its document's host.
-HOSTED = pa.schema([("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int32()), ("host_id", pa.int64())])
+HOSTED = pa.schema(
+    [("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int32()), ("host_id", pa.int64()), ("file", pa.int32())]
+)
 #: Bytes of a HOSTED row in an Arrow batch.
-HOSTED_BYTES = 28
+HOSTED_BYTES = 32
 #: The order a counting task puts its partition in.
 COUNT_ORDER = ("hash", "doc_id", "pos")
 
@@ -133,31 +141,89 @@ def by_hash_spread(batch: pa.RecordBatch) -> np.ndarray:
 def hosted_files(spark: SparkSession, out: str, hosts: pa.Table, parts: int):
     """BLOBS of HOSTED rows from one task per file of the fingerprints, read with pyarrow; every
     task has the hosts (doc_id, host_id), sorted by document."""
+    shared = share(spark, _host_table(hosts), out)
+    files = parquet_files(out, "fingerprints")
+
+    def pack(batches):
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                yield from packed(_hosted(files[i], shared.value, None), by_hash_spread, parts)
+
+    return shared, spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(pack, spark_schema(BLOBS))
+
+
+def document_parts(out: str) -> list[tuple[str, str]] | None:
+    """Per file of the fingerprints, the documents file whose ok pages it holds the fingerprints
+    of, when the extract stage's tasks wrote both (a part of each, of the same name: the table
+    says so) from the documents table there now; else None."""
+    meta, documents = table_meta(out, "fingerprints") or {}, table_meta(out, "documents") or {}
+    if not meta.get("document_parts") or meta.get("reads", {}).get("documents") != documents.get("recipe"):
+        return None
+    by_name = {storage.basename(name): name for name in parquet_files(out, "documents")}
+    files = parquet_files(out, "fingerprints")
+    if any(storage.basename(name) not in by_name for name in files):
+        return None
+    return [(name, by_name[storage.basename(name)]) for name in files]
+
+
+def hosted_in_files(spark: SparkSession, paired: list[tuple[str, str]], parts: int | None):
+    """HOSTED rows (as BLOBS for `parts` partitions, when given) from one task per file of the
+    fingerprints, which finds its documents' hosts in the documents file of the same extract
+    task (document_parts): no join, no hosts read on the driver or shared, at any scale. A
+    host's number is a hash of its name, the same in every task (only how many hosts hold a
+    hash is counted)."""
+
+    def rows_of(i: int):
+        fingerprints, documents = paired[i]
+        return _hosted(fingerprints, _host_table(file_host_ids(documents)), i)
+
+    def hosted(batches):
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                yield from (packed(rows_of(i), by_hash_spread, parts) if parts else rows_of(i))
+
+    schema = spark_schema(BLOBS if parts else HOSTED)
+    return spark.range(0, len(paired), 1, max(1, len(paired))).mapInArrow(hosted, schema)
+
+
+def file_host_ids(name: str) -> pa.Table:
+    """(doc_id, host_id) of the ok pages of one documents file: each distinct URL's host looked
+    up once, numbered by a 64-bit hash of its name, null when the URL has none."""
+    with storage.open_input(name) as fh:
+        rows = open_parquet(name, fh).read(columns=["doc_id", "url", "status"])
+    rows = rows.filter(pc.equal(rows.column("status"), "ok"))
+    urls = pc.dictionary_encode(rows.column("url").combine_chunks())
+    of_url = [None if h is None else _host_number(h) for h in map(host_of, urls.dictionary.to_pylist())]
+    ids = pa.array(of_url, pa.int64()).take(urls.indices)
+    return pa.table({"doc_id": rows.column("doc_id"), "host_id": ids})
+
+
+def _host_number(host: str) -> int:
+    return int.from_bytes(hashlib.blake2b(host.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big", signed=True)
+
+
+def _host_table(hosts: pa.Table) -> np.ndarray:
+    """(doc_id, host_id, has a host) rows, sorted by document: what _hosted looks up."""
     doc_id = hosts.column("doc_id").to_numpy()
     order = np.argsort(doc_id, kind="stable")
     host = hosts.column("host_id")
     table = np.stack(
         [doc_id[order], host.fill_null(-1).to_numpy()[order], host.is_valid().to_numpy(zero_copy_only=False)[order]], axis=1
     )
-    shared = share(spark, table.astype(np.int64).reshape(-1, 3), out)
-    files = parquet_files(out, "fingerprints")
+    return table.astype(np.int64).reshape(-1, 3)
 
-    def hosted(name: str):
-        known = shared.value
-        with storage.open_input(name) as fh:
-            for batch in open_parquet(name, fh).iter_batches(batch_size=KERNEL_BATCH_ROWS, columns=["hash", "doc_id", "pos"]):
-                docs = batch.column("doc_id").to_numpy()
-                at = np.minimum(np.searchsorted(known[:, 0], docs), max(len(known) - 1, 0))
-                found = (known[at, 0] == docs) & (known[at, 2] == 1) if len(known) else np.zeros(len(docs), bool)
-                ids = pa.array(known[at, 1] if len(known) else np.zeros(len(docs), np.int64), pa.int64(), mask=~found)
-                yield pa.RecordBatch.from_arrays([*batch.columns, ids], schema=HOSTED)
 
-    def pack(batches):
-        for batch in batches:
-            for i in batch.column("id").to_pylist():
-                yield from packed(hosted(files[i]), by_hash_spread, parts)
-
-    return shared, spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(pack, spark_schema(BLOBS))
+def _hosted(name: str, known: np.ndarray, file: int | None):
+    """HOSTED batches of one file of the fingerprints, each document's host looked up in `known`
+    (_host_table); `file`: the number of the documents file that holds its pages, if known."""
+    with storage.open_input(name) as fh:
+        for batch in open_parquet(name, fh).iter_batches(batch_size=KERNEL_BATCH_ROWS, columns=["hash", "doc_id", "pos"]):
+            docs = batch.column("doc_id").to_numpy()
+            at = np.minimum(np.searchsorted(known[:, 0], docs), max(len(known) - 1, 0))
+            found = (known[at, 0] == docs) & (known[at, 2] == 1) if len(known) else np.zeros(len(docs), bool)
+            ids = pa.array(known[at, 1] if len(known) else np.zeros(len(docs), np.int64), pa.int64(), mask=~found)
+            where = pa.nulls(len(docs), pa.int32()) if file is None else pa.array(np.full(len(docs), file, np.int32))
+            yield pa.RecordBatch.from_arrays([*batch.columns, ids, where], schema=HOSTED)
 
 
 def counted_arrow(batches, written: PartWriter, by_hash: PartWriter | None = None):
@@ -185,6 +251,9 @@ def counted_arrow(batches, written: PartWriter, by_hash: PartWriter | None = Non
         docs, hashes = distinct_counts(c.docs)
         keep = np.flatnonzero(shared)
         n = len(docs)
+        file = (
+            chunk.column("file").take(pa.array(c.row[keep])) if "file" in chunk.column_names else pa.nulls(len(keep), pa.int32())
+        )
         yield pa.RecordBatch.from_arrays(
             [
                 pa.array(np.r_[c.hash[keep], np.zeros(n, np.int64)], mask=np.r_[np.zeros(len(keep), bool), np.ones(n, bool)]),
@@ -194,6 +263,7 @@ def counted_arrow(batches, written: PartWriter, by_hash: PartWriter | None = Non
                 pa.array(np.r_[c.doc_id[keep], np.zeros(n, np.int64)]),
                 pa.array(np.r_[c.pos[keep], np.zeros(n, np.int32)].astype(np.int32)),
                 pa.array(np.r_[np.zeros(len(keep), np.int64), hashes.astype(np.int64)]),
+                pa.concat_arrays([file.combine_chunks().cast(pa.int32()), pa.nulls(n, pa.int32())]),
             ],
             schema=COUNTED,
         )
@@ -257,6 +327,36 @@ def _cut_in_files(spark: SparkSession, out: str, folder: str, requests: pa.Table
         spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(cut_files, spark_schema(WROTE)).collect()
     finally:
         held.unpersist()
+
+
+def _cut_routed(requests, documents: list[str], folder: str, chars: int) -> None:
+    """The snippets of the shared hashes' requests (a frame of COUNTED rows whose `file` is
+    known), cut by one task per documents file, to which Spark moves its requests: the texts
+    stay where they are, at any scale (joined to the requests, Spark shuffled every text)."""
+
+    def cut(batches):
+        held = [b for b in batches if b.num_rows]
+        if not held:
+            return
+        rows = pa.Table.from_batches(held)
+        held.clear()
+        file = rows.column("file").to_numpy(zero_copy_only=False)
+        for i in np.unique(file).tolist():
+            mine = rows.filter(pa.array(file == i))
+            table = np.stack([mine.column(c).to_numpy().astype(np.int64) for c in REQUEST_COLUMNS], axis=1)
+            table = table[np.lexsort((table[:, 5], table[:, 4]))]  # by page, then position
+            writer = PartWriter(folder, SNIPPET_TASKS + i, WRITTEN)
+            try:
+                for got in file_snippets(documents[i], table, chars):
+                    writer.write(got)
+                writer.close()
+            except BaseException:
+                writer.abort()
+                raise
+            yield pa.RecordBatch.from_arrays([pa.array([writer.rows], pa.int64())], schema=WROTE)
+
+    routed = requests.select(*REQUEST_COLUMNS, "file").repartitionById(max(1, len(documents)), "file")
+    routed.mapInArrow(cut, spark_schema(WROTE)).agg(F.sum("rows")).collect()
 
 
 def file_snippets(name: str, requests: np.ndarray, chars: int):
@@ -330,13 +430,18 @@ def run(ctx: StageContext) -> dict:
     parts = partitions_for(HOSTED_BYTES, fingerprints, shuffle_partitions(spark))
     shared_hosts = None
     few = documents <= broadcast_rows(spark, 16, BROADCAST_ROWS)
-    if parts and few and row_count(out, "documents") <= DRIVER_HOSTS:
+    paired = document_parts(out)
+    if paired is not None:
+        # each task finds its documents' hosts in the documents file written beside its file
+        rows = hosted_in_files(spark, paired, parts)
+        by_hash_rows = exchanged(rows, parts) if parts else rows.repartition("hash").sortWithinPartitions(*COUNT_ORDER)
+    elif parts and few and row_count(out, "documents") <= DRIVER_HOSTS:
         shared_hosts, blobs = hosted_files(spark, out, driver_host_ids(out), parts)
         by_hash_rows = exchanged(blobs, parts)
     else:
         hosts = host_ids(spark, out)
         fp = read_table(spark, out, "fingerprints").join(F.broadcast(hosts) if few else hosts, "doc_id", "left")
-        fp = fp.select(*HOSTED.names)
+        fp = fp.select(*HOSTED.names[:-1], F.lit(None).cast("int").alias("file"))
         if parts:
             blob_parts = parts
 
@@ -416,11 +521,14 @@ def run(ctx: StageContext) -> dict:
             shared = (counted if counted is not None else spark.read.schema(spark_schema(COUNTED)).parquet(counts_folder)).filter(
                 F.col("hash").isNotNull()
             )
-            grouped = shared.groupBy("doc_id").agg(
-                F.collect_list(F.struct("hash", "docs", "occurrences", "hosts", "pos")).alias("requests")
-            )
-            texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
-            grouped.join(texts, "doc_id").mapInArrow(cut, spark_schema(WROTE)).agg(F.sum("rows")).collect()
+            if paired is not None:  # each request goes to the task of the file that holds its page
+                _cut_routed(shared, [documents for _, documents in paired], folder, chars)
+            else:
+                grouped = shared.groupBy("doc_id").agg(
+                    F.collect_list(F.struct("hash", "docs", "occurrences", "hosts", "pos")).alias("requests")
+                )
+                texts = read_table(spark, out, "documents").filter(F.col("status") == "ok").select("doc_id", "text")
+                grouped.join(texts, "doc_id").mapInArrow(cut, spark_schema(WROTE)).agg(F.sum("rows")).collect()
         ensure_part(folder, WRITTEN)
         ensure_part(by_hash, BY_HASH_ROWS)
         drop_unfinished_parts(by_hash)
