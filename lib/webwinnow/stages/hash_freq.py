@@ -4,13 +4,17 @@
 One shuffle: the fingerprints (with their document's host) by hash, as blobs (stages._exchange:
 the JVM moves bytes, not a row per fingerprint), to counting tasks that sort their partition by
 hash, document and position, and a kernel counts every hash's run (webwinnow.analysis.pairing).
-While the documents are few enough to share their hosts with every task, one task per file of
-the fingerprints reads it with pyarrow and packs it; beyond, Spark joins the hosts and the
-joined rows are packed. A counting task holds its partition: the partitions are as many as
-keep each under _exchange.PARTITION_BYTES.
+One task per file of the fingerprints reads it with pyarrow and packs it. Where the extract
+stage wrote the fingerprints, a file's pages are those of the documents file of the same name,
+and the task finds their hosts there (document_parts): no join at any scale. Otherwise, while
+the documents are few enough, their hosts are read on the driver and shared with every task;
+beyond, Spark joins the hosts and the joined rows are packed. A counting task holds its
+partition: the partitions are as many as keep each under _exchange.PARTITION_BYTES.
 Snippets are cut only for hashes seen in two or more documents: nobody looks at the long tail of
-hashes seen once (82% of them on web pages, by the paper); their requests go to the documents
-table as a broadcast when they are few, so the texts are read in place, never shuffled.
+hashes seen once (82% of them on web pages, by the paper); one task per documents file cuts
+them from its own texts, which are read in place, never shuffled: every task has all the
+requests when they are few, else Spark moves each request to the task of its file (known when
+the hosts were found beside the fingerprints; otherwise the requests are joined to the texts).
 
 The Python tasks write the table themselves (outputs.parts): the counting tasks the hashes seen
 in one document (95% of the rows on the docs corpus), the snippet tasks the others. The JVM gets
