@@ -165,7 +165,14 @@ def test_a_windows_cut_in_the_grow_task_equal_the_window_pass_s(seed, whole, uni
     # the a windows come before the chunk's rows, which keep their pages' rows (side -1): in order
     # and without those, the same rows as the window pass gives
     windows = after.filter(pc.not_equal(after.column("side"), -1))
-    assert windows.take(pc.sort_indices(windows, ORDER)).to_pylist() == before.to_pylist()
+    got, want = windows.take(pc.sort_indices(windows, ORDER)).to_pylist(), before.to_pylist()
+    for row, cut in zip(got, want, strict=True):
+        if cut["side"] == 0:  # a's windows come without their text: the kernel cuts them from the page
+            page = texts[cut["doc_a"]].encode()
+            assert row["text"] is None and page[row["byte_lo"] : row["byte_hi"]].decode() == cut["text"]
+            assert row["end"] - row["start"] == len(cut["text"])
+            cut["text"] = None
+    assert got == want
     grown_before, grown_after = grow_arrow(before, cfg), grow_arrow(after, cfg)
     # seed_row, a row of the table, differs with the layout
     same = lambda table: table.drop_columns(["seed_row"]).to_pylist()
@@ -186,7 +193,7 @@ def test_a_windows_cut_in_the_grow_task_equal_the_window_pass_s(seed, whole, uni
 def test_a_pair_in_one_row_grows_and_settles_as_in_two(seed, whole, least):
     # the driver's path (stages._sides): a pair's seeds, as bytes, and candidate columns in its b
     # window's row; a pair whose page b is not ok in a row of its own. Against the seeds' own rows.
-    from webwinnow.stages._sides import listed_seeds
+    from webwinnow.stages._sides import PagesB, listed_seeds
 
     cfg = dataclasses.replace(RunConfig(), winnow=WinnowConfig(k=5, w=4))
     texts = _corpus(seed, wide=True)
@@ -217,12 +224,12 @@ def test_a_pair_in_one_row_grows_and_settles_as_in_two(seed, whole, least):
     one = one.set_column(ROWS.get_field_index("seeds"), pa.field("seeds", pa.binary()), pa.array(as_bytes, pa.binary()))
     assert orphans.num_rows and one.num_rows == two.num_rows - windows.num_rows
 
-    def outcome(table, chunk_rows):
+    def outcome(table, chunk_rows, pages_b=None):
         table = table.take(pc.sort_indices(table, ORDER))
         grown, settled = [], []
         for chunk in pair_chunks(table.to_batches(max_chunksize=3), rows=chunk_rows):
             rows = with_a_windows(listed_seeds(chunk), cfg, boilerplate, template, whole)
-            got = grow_arrow(rows, cfg)
+            got = grow_arrow(rows, cfg, pages_b)
             grown += got.drop_columns(["seed_row"]).to_pylist()
             settled += [b.to_pylist() for b in settle(got, rows, least, whole)]
         flat = [sorted(map(repr, (r for part in settled[i::4] for r in part))) for i in range(4)]
@@ -232,6 +239,16 @@ def test_a_pair_in_one_row_grows_and_settles_as_in_two(seed, whole, least):
     assert want[0] and want[1][2] and (want[1][1] or least > 1)  # passages; template pairs, content ones
     for chunk_rows in (1, 2, 5, 1000):
         assert outcome(one, chunk_rows) == want
+    # the b windows without their text, found by their bytes in the grow task's pages b
+    side = one.column("side").to_numpy()
+    text = pa.array([None if s == 1 else t for s, t in zip(side, one.column("text").to_pylist(), strict=True)], pa.string())
+    bare = one.set_column(ROWS.get_field_index("text"), "text", text)
+    ids = sorted(set(only_b))
+    pages_b = PagesB.of(np.array(ids, np.int64), pa.array([texts[d] for d in ids], pa.string()))
+    for chunk_rows in (1, 5, 1000):
+        assert outcome(bare, chunk_rows, pages_b) == want
+    with pytest.raises(ValueError, match="page b"):
+        outcome(bare, 1000, PagesB.of(np.array(ids[1:], np.int64), pa.array([texts[d] for d in ids[1:]], pa.string())))
 
 
 def test_a_chunk_without_documents_or_seeds_grows_nothing():
@@ -478,3 +495,106 @@ def test_the_pairs_grown_again_ask_for_their_whole_page_b():
     got = sorted(whole_requests(pairs, redo).to_pylist(), key=lambda r: r["doc_a"])
     want = [{**r, "lo": 0, "hi": 2**62} for r in pairs.to_pylist() if r["doc_a"] in (1, 6)]
     assert got == want and whole_requests(pairs, redo).schema.equals(PAIR_REQUESTS)
+
+
+def test_batch_passages_refuses_pages_b_that_do_not_fit_its_windows():
+    from webwinnow.analysis.spans import batch_passages
+
+    one = np.zeros(1, np.int64)
+    args = (pa.array(["abcdef"]), None, one, one, one, one, np.array([0, 1]), one, one, np.array([0, 0]), one[:0], one[:0], 3)
+    page = pa.array(["xxabcdef"])
+    # b's window is bytes 2..8 of its page: the same span as from its own text
+    got = batch_passages(*args, pages_b=(page, np.array([0]), np.array([2]), np.array([8])))
+    assert got.length.tolist() == [6] and got.end_b.tolist() == [6]
+    for pages_b in (
+        (page, np.array([1]), np.array([2]), np.array([8])),  # no such page
+        (page, np.array([0]), np.array([2]), np.array([9])),  # past its end
+        (page, np.array([0]), np.array([5]), np.array([2])),  # backwards
+        (page, np.array([0, 0]), np.array([2]), np.array([8])),
+    ):
+        with pytest.raises(ValueError):
+            batch_passages(*args, pages_b=pages_b)
+    with pytest.raises(ValueError, match="texts, its pages"):
+        batch_passages(*args)  # side b: neither windows nor pages
+
+
+def _pages(ids, chars):
+    from webwinnow.stages._sides import OkPages
+
+    order = np.argsort(ids)
+    return OkPages(np.array(ids)[order], np.zeros(len(ids), np.int64), np.array(chars)[order])
+
+
+def test_grow_tasks_hold_each_page_b_once_and_split_until_a_task_fits(monkeypatch):
+    from webwinnow.stages import _sides
+    from webwinnow.stages._exchange import spread
+
+    rng = random.Random(3)
+    pairs = [(a, b) for a in range(200) for b in rng.sample(range(200, 260), 5)]
+    table = pa.table({"doc_a": [a for a, _ in pairs], "doc_b": [b for _, b in pairs], "hi": [10] * len(pairs)})
+    ids = list(range(260))
+    pages = _pages(ids, [1000] * 200 + [50_000] * 60)
+    assert _sides.grow_tasks(table, pages, 2) == 4  # 60 pages b of 50,000 characters: far below TASK_BYTES
+
+    def held(tasks):
+        bucket = spread(table.column("doc_a").to_numpy()) % np.uint64(tasks)
+        per = [{b for (a, b), g in zip(pairs, bucket, strict=True) if g == t} for t in range(tasks)]
+        return max(len(p) for p in per) * 50_000 + 200 * 1000 / tasks
+
+    for limit in (held(4) * 2, held(8) * 2, held(16) * 2):
+        monkeypatch.setattr(_sides, "TASK_BYTES", int(limit))
+        tasks = _sides.grow_tasks(table, pages, 2)
+        assert held(tasks) * 2 <= limit and (tasks == 4 or held(tasks // 2) * 2 > limit)
+    monkeypatch.setattr(_sides, "TASK_BYTES", 1)  # no count of tasks fits: stop at the most per core
+    assert _sides.grow_tasks(table, pages, 2) == 2 * _sides.MOST_TASKS_PER_CORE
+    # a pair without seeds (hi -1) or whose page b is not ok holds no page b: the pages a fit 4
+    monkeypatch.setattr(_sides, "TASK_BYTES", 2 * 200 * 1000 // 4)
+    assert _sides.grow_tasks(table, pages, 2) > 4
+    assert _sides.grow_tasks(table.set_column(2, "hi", pa.array([-1] * len(pairs))), pages, 2) == 4
+    assert _sides.grow_tasks(table, _pages(ids[:200], [1000] * 200), 2) == 4
+
+
+def test_the_window_pass_files_give_each_grow_task_its_rows_sorted_and_its_pages_b(tmp_path):
+    from webwinnow.stages._exchange import spread
+    from webwinnow.stages._sides import GROW_ROWS, PAGE_ROWS, GrowFiles, _bucket_name, _write_buckets, bucket_rows
+
+    rng = random.Random(5)
+    tasks = 3
+    rows = [(rng.randint(0, 40), rng.randint(0, 40), rng.choice([-1, 1, 2])) for _ in range(300)]
+
+    def grow_rows(part):
+        n = len(part)
+        columns = {f.name: pa.nulls(n, f.type) for f in GROW_ROWS}
+        columns.update(
+            doc_a=pa.array([r[0] for r in part], pa.int64()),
+            doc_b=pa.array([r[1] for r in part], pa.int64()),
+            side=pa.array([r[2] for r in part], pa.int32()),
+        )
+        return pa.RecordBatch.from_pydict(columns, schema=GROW_ROWS)
+
+    pages = {(g, b): f"page {b} " * (b + 1) for g in range(tasks) for b in rng.sample(range(100, 140), 12)}
+    keys = sorted(pages)
+    page_rows = pa.RecordBatch.from_pydict(
+        {"task": [g for g, _ in keys], "doc_id": [b for _, b in keys], "text": [pages[k] for k in keys]}, schema=PAGE_ROWS
+    )
+    files = [GrowFiles([], []) for _ in range(tasks)]
+    for task, batches in enumerate(([grow_rows(rows[:100]), page_rows], [grow_rows(rows[100:])])):
+        wrote = _write_buckets(iter(batches), str(tmp_path), task, tasks)
+        for t, g, p in zip(*(wrote.column(c).to_pylist() for c in ("task", "bucket", "pages")), strict=True):
+            (files[g].pages if p else files[g].rows).append(_bucket_name(str(tmp_path), t, g, p))
+    assert sum(len(f.pages) for f in files) == tasks and not any(p.startswith("rows") for f in files for p in f.pages)
+    seen = 0
+    for g, f in enumerate(files):
+        found, batches = bucket_rows(f)
+        got = [(r["doc_a"], r["doc_b"], r["side"]) for b in batches for r in b.to_pylist()]
+        mine = [r for r in rows if int(spread(np.array([r[0]]))[0] % np.uint64(tasks)) == g]
+        assert got == sorted(mine)
+        seen += len(got)
+        ids = sorted(b for t, b in pages if t == g)
+        texts, at, lo, hi = found.windows(np.array(ids[::-1]), np.zeros(len(ids)), np.ones(len(ids)))
+        assert [texts[i].as_py() for i in at] == [pages[(g, b)] for b in ids[::-1]]
+        with pytest.raises(ValueError, match="page b"):
+            found.windows(np.array([99]), np.zeros(1), np.ones(1))
+    assert seen == len(rows)
+    empty_pages, empty_rows = bucket_rows(GrowFiles([], []))
+    assert not len(empty_pages.ids) and list(empty_rows) == []

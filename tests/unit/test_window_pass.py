@@ -79,8 +79,12 @@ def _expected(text, requests, cfg, boilerplate, template):
                 "doc_b": request["doc_b"],
                 "side": request["side"],
                 "start": int(start[r]),
+                "end": int(end[r]),
                 "open": int(opened[r]),
                 "norm": len(starts),  # the whole page's units: doc_stats.norm_chars
+                # the window's bytes in the page's UTF-8
+                "byte_lo": len(text[: start[r]].encode()),
+                "byte_hi": len(text[: end[r]].encode()),
                 "text": text[start[r] : end[r]],
                 "fp_pos": [int(positions[i]) for i in inside],
                 "fp_boilerplate": [bool(flags[i]) for i in inside],
@@ -129,6 +133,9 @@ def test_every_window_column_equals_the_definitions(seed, case):
     assert len(got) == len(expected)
     for row, (g, e) in enumerate(zip(got, expected, strict=True)):
         assert g == e, (row, {key: (g[key], e[key]) for key in g if g[key] != e[key]})
+    # without their text (a grow task that holds the pages): the same rows, the text null
+    bare = pa.Table.from_batches(list(window_arrow(batch, cfg, boilerplate, template, texts=False)), schema=WINDOWS)
+    assert bare.column("text").null_count == bare.num_rows and bare.to_pylist() == [{**e, "text": None} for e in expected]
 
 
 def test_page_windows_refuses_arrays_that_do_not_fit_together():

@@ -495,6 +495,14 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
     return pair[:count], cols[:count], share[:count], capped, truncated, union
 
 
+def _string_ranges(texts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An Arrow string array's UTF-8 buffer and each value's [start, end) in it."""
+    n = len(texts)
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + n + 1]
+    data = np.frombuffer(texts.buffers()[2], dtype=np.uint8) if texts.buffers()[2] is not None else np.zeros(0, np.uint8)
+    return data, offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
+
+
 @dataclass(frozen=True)
 class BatchPassages:
     """Spans of many pairs: span i belongs to pair `pair[i]`; per pair capped and truncated."""
@@ -540,6 +548,7 @@ def batch_passages(
     tokens_a: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
     tokens_b: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
     pages_a: tuple[Any, np.ndarray, np.ndarray] | None = None,
+    pages_b: tuple[Any, np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> BatchPassages:
     """window_passages for each pair p of Arrow string arrays texts_a/texts_b (windows), with the
     boilerplate share of every span from the a-window's sorted fingerprint positions and flags,
@@ -554,21 +563,31 @@ def batch_passages(
     pair p's a window is the units of pages[page[p]] from character base_a[p] to end[p], whole
     units, and texts_a is not read. A page is cut into units once for its pairs when they come
     one after the other, where each window was cut on its own: on the docs corpus the pairs'
-    windows held ten times their pages' text."""
+    windows held ten times their pages' text.
+
+    pages_b = (pages, page, lo, hi): side b's windows as bytes [lo[p], hi[p]) of its page
+    pages[page[p]] (UTF-8; base_b[p] still the window's first character), and texts_b is not
+    read: a grow task holds each page b once, not a window per pair. texts_a (texts_b) may be
+    None where pages_a (pages_b) or, for code, the tokens stand for it."""
     import pyarrow as pa
 
     if k < 1 or max_spans < 1 or max_chars < 1:
         raise ValueError("k, max_spans and max_chars must be >= 1")
-    n = len(texts_a)
+    n = len(base_a)
     if not (
-        len(texts_b) == len(base_a) == len(base_b) == len(open_a) == len(open_b) == n
+        len(base_b) == len(open_a) == len(open_b) == n
+        and all(texts is None or len(texts) == n for texts in (texts_a, texts_b))
         and len(seed_offsets) == len(fp_offsets) == n + 1
     ):
         raise ValueError("one window of each side, one base and open flag each, and n + 1 offsets per pair")
     number = unit_number(unit)
     arrays = []
     tokens: list[tuple[np.ndarray, ...]] = []
-    for texts, made in ((texts_a, tokens_a), (texts_b, tokens_b)):
+    for texts, made, pages in ((texts_a, tokens_a, pages_a), (texts_b, tokens_b, pages_b)):
+        if texts is None:
+            if (made is None) if number == CODE else (pages is None):
+                raise ValueError("each side needs its windows' texts, its pages or (code) its tokens")
+            texts = pa.nulls(n, pa.string())  # not read; its tokens or pages are
         texts = pa.array(texts, pa.string()) if not isinstance(texts, pa.Array) else texts
         if number == CODE and made is not None:
             # writable: the kernel's variables hold these slices or its own scratch arrays
@@ -583,11 +602,12 @@ def batch_passages(
             tokens.append((bounds, codes, starts, ends))
         else:
             tokens.append((np.zeros(n + 1, np.int64), *(np.zeros(0, np.int64),) * 3))
+        if texts.null_count == n and (pages is not None or (number == CODE and made is not None)):
+            arrays.append((np.zeros(0, np.uint8), np.zeros(n, np.int64), np.zeros(n, np.int64)))
+            continue
         if texts.null_count:
             raise ValueError("windows must not be null")
-        offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + n + 1]
-        data = np.frombuffer(texts.buffers()[2], dtype=np.uint8) if texts.buffers()[2] is not None else np.zeros(0, np.uint8)
-        arrays.append((data, offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)))
+        arrays.append(_string_ranges(texts))
     fold, expand = fold_table()
     i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)
     templates: list[tuple[np.ndarray, ...]] = []
@@ -606,9 +626,20 @@ def batch_passages(
             raise ValueError("pages_a: a page (an index of pages) and a window end per pair")
         if pages.null_count:
             raise ValueError("pages must not be null")
-        offsets = np.frombuffer(pages.buffers()[1], dtype=np.int32)[pages.offset : pages.offset + len(pages) + 1]
-        data = np.frombuffer(pages.buffers()[2], dtype=np.uint8) if pages.buffers()[2] is not None else np.zeros(0, np.uint8)
-        arrays[0] = (data, offsets[page].astype(np.int64), offsets[page + 1].astype(np.int64))
+        data, starts, ends = _string_ranges(pages)
+        arrays[0] = (data, starts[page], ends[page])
+    if pages_b is not None:
+        pages, page, lo, hi = pages_b
+        page, lo, hi = i64(page), i64(lo), i64(hi)
+        if not (len(page) == len(lo) == len(hi) == n) or (n and (page.min() < 0 or page.max() >= len(pages))):
+            raise ValueError("pages_b: a page (an index of pages) and a window's bytes per pair")
+        if pages.null_count:
+            raise ValueError("pages must not be null")
+        data, starts, ends = _string_ranges(pages)
+        size = ends[page] - starts[page]
+        if n and ((lo < 0) | (lo > hi) | (hi > size)).any():
+            raise ValueError("pages_b: each window's bytes must lie within its page")
+        arrays[1] = (data, starts[page] + lo, starts[page] + hi)
     sides = []
     for i, (base, edges) in enumerate(((base_a, open_a), (base_b, open_b))):
         data, starts, ends = arrays[i]

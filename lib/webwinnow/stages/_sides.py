@@ -2,9 +2,14 @@
 
 The driver reads the pairs (pair_seeds and candidate_pairs, with pyarrow) and splits them by
 the documents file that holds their page b. One task per documents file then reads its pages
-with pyarrow and hands the grow shuffle one row per pair whose b it holds: b's window, with the
-pair's seeds and candidate columns, and the whole text of every page that is some pair's a. A
-pair whose b is in no file as an ok page goes on as its seeds alone (it grows no passage).
+with pyarrow and hands the grow tasks one row per pair whose b it holds: b's window (where it
+lies in the page, its fingerprints and template text, not its text), with the pair's seeds and
+candidate columns; the whole text of every page that is some pair's a; and the whole text of
+every page b, once for each grow task that has pairs of it. A pair whose b is in no file as an
+ok page goes on as its seeds alone (it grows no passage).
+
+The b windows' texts, cut each on its own, were 680 MB on the docs corpus (full set), nine
+times its pages' text; its pages b, once per grow task, are 194 MB.
 
 A pair is one row of the shuffle, not two (its window, then its seeds joined by Spark to its
 candidate columns): the JVM's cost there is per row (docs/performance.md).
@@ -15,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -137,46 +143,57 @@ def _listed(packed: pa.BinaryArray) -> pa.ListArray:
 
 def file_sides(
     spark: SparkSession, out: str, pairs: pa.Table, cfg: RunConfig, shared, template, held: list, folder: str
-) -> list[list[str]]:
+) -> list[GrowFiles]:
     """GROW_ROWS from one task per Parquet file of the documents (the indexed ones too, in a
     check), for the PAIR_REQUESTS `pairs`: per pair whose page b the file holds, b's window (cut
-    as the window pass cuts it) with the pair's seeds and candidate columns; the whole text
-    (side -1) of every page that is some pair's a. One more task hands on the pairs whose b no
+    as the window pass cuts it, without its text) with the pair's seeds and candidate columns;
+    the whole text of every page that is some pair's a (side -1); and in files of their own
+    (PAGE_ROWS), the whole text of every page b, once for each grow task that has pairs of it. One more task hands on the pairs whose b no
     file holds as an ok page: their seeds alone (side 2).
 
     The rows go to the grow tasks through files, not a Spark shuffle: each task writes its rows
     for grow task g (by doc_a) to an Arrow IPC file of the staged folder `folder` (the caller
-    drops it when the stage is done), and the grow task reads and sorts them (bucket_batches).
+    drops it when the stage is done), and the grow task reads and sorts them (bucket_rows).
     Spark's shuffle converted, sorted and converted back every row, about 6 of the stage's
     JVM CPU-seconds on the docs corpus. Returns, per grow task, the files it reads. The a
     pages' ids travel to every task, shared, appended to `held` to be unpersisted."""
     files = [f for name in ("documents", "indexed_documents") if table_meta(out, name) for f in parquet_files(out, name)]
     staged = stage_table(out, folder)
-    names = _split(pairs, files, staged)
+    pages = ok_pages(files)
+    names = _split(pairs, pages, len(files), staged)
     seeded = pc.greater(pc.binary_length(pairs.column("seeds")), 0)
     firsts = share(spark, distinct(pairs.column("doc_a").filter(seeded).to_numpy()), out)
     held.append(firsts)
-    buckets = grow_tasks(pairs, cfg, default_parallelism(spark))
+    buckets = grow_tasks(pairs, pages, default_parallelism(spark))
 
     def sides_of(batches):
         for batch in batches:
             for i in batch.column("id").to_pylist():
                 if i < len(files):
-                    rows = _file_sides(files[i], names[i], firsts.value, cfg, shared.value, template.value)
+                    rows = _file_sides(files[i], names[i], firsts.value, cfg, shared.value, template.value, buckets)
                 else:
                     rows = _seed_only(_read_requests(names[i]))
                 yield _write_buckets(rows, staged, i, buckets)
 
     tasks = len(names)
     wrote = spark.range(0, tasks, 1, max(1, tasks)).mapInArrow(sides_of, spark_schema(WROTE)).collect()
-    per_task: list[list[str]] = [[] for _ in range(buckets)]
-    for task, bucket in sorted((r["task"], r["bucket"]) for r in wrote):
-        per_task[bucket].append(_bucket_name(staged, task, bucket))
+    per_task: list[GrowFiles] = [GrowFiles([], []) for _ in range(buckets)]
+    for task, bucket, pages in sorted((r["task"], r["bucket"], r["pages"]) for r in wrote):
+        (per_task[bucket].pages if pages else per_task[bucket].rows).append(_bucket_name(staged, task, bucket, pages))
     return per_task
 
 
-#: What a window-pass task tells the driver: the grow tasks it wrote rows for.
-WROTE = pa.schema([("task", pa.int64()), ("bucket", pa.int64())])
+class GrowFiles(NamedTuple):
+    """A grow task's files from the window pass: its rows, and its pages b."""
+
+    rows: list[str]
+    pages: list[str]
+
+
+#: What a window-pass task tells the driver: the grow tasks it wrote rows (or pages b) for.
+WROTE = pa.schema([("task", pa.int64()), ("bucket", pa.int64()), ("pages", pa.bool_())])
+#: A page b's row, for the grow task `task`: its text, once there however many pairs it is in.
+PAGE_ROWS = pa.schema([("task", pa.int64()), ("doc_id", pa.int64()), ("text", pa.string())])
 #: Bytes of rows a grow task is given at most, by the estimate below: held whole where the run
 #: folder is not on local disk (locally its files are mapped, not read).
 TASK_BYTES = 256 << 20
@@ -184,36 +201,90 @@ TASK_BYTES = 256 << 20
 TAKE_ROWS = 4000
 
 
-def grow_tasks(pairs: pa.Table, cfg: RunConfig, cores: int) -> int:
-    """How many grow tasks: two per core, and more when the b windows (each its seeds' stretch
-    and a margin either side, about two bytes a character with its template intervals) would
-    give one more than TASK_BYTES."""
-    from ._windows import margin
-
-    hi, lo = pairs.column("hi").to_numpy(), pairs.column("lo").to_numpy()
-    stretch = np.where(hi >= 0, np.minimum(hi - lo, 1 << 24), 0) + 2 * margin(cfg)
-    return max(2 * cores, -(-int(2 * stretch.sum()) // TASK_BYTES), 1)
+#: Bytes a grow task holds per character of its pages, by the estimate below (UTF-8 and the
+#: windows' template intervals).
+BYTES_PER_CHAR = 2
+#: Grow tasks at most per core: past it, more tasks would hold the same pages b again.
+MOST_TASKS_PER_CORE = 64
 
 
-def _bucket_name(folder: str, task: int, bucket: int) -> str:
-    return storage.child(folder, f"rows-{task:05d}-{bucket:05d}.arrow")
+class OkPages(NamedTuple):
+    """The ok pages of the documents files: their ids (sorted), the file that holds each, its
+    text's characters."""
+
+    ids: np.ndarray
+    file: np.ndarray
+    chars: np.ndarray
+
+    def find(self, doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each id's place in ids, and whether it is there."""
+        at = np.minimum(np.searchsorted(self.ids, doc), max(len(self.ids) - 1, 0))
+        return at, (self.ids[at] == doc) if len(self.ids) else np.zeros(len(doc), bool)
+
+
+def ok_pages(files: list[str]) -> OkPages:
+    """OkPages of these Parquet files of documents (their metadata columns only)."""
+    ids, where, chars = [], [], []
+    for i, name in enumerate(files):
+        with storage.open_input(name) as fh:
+            got = pq.ParquetFile(fh).read(columns=["doc_id", "status", "text_chars"])
+        ok = pc.equal(got.column("status"), "ok")
+        ids.append(got.column("doc_id").filter(ok).to_numpy())
+        chars.append(got.column("text_chars").filter(ok).fill_null(0).to_numpy())
+        where.append(np.full(len(ids[-1]), i, np.int64))
+    cat = lambda parts: np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+    held, in_file, size = cat(ids), cat(where), cat(chars)
+    order = np.argsort(held, kind="stable")
+    return OkPages(held[order], in_file[order], size[order])
+
+
+def grow_tasks(pairs: pa.Table, pages: OkPages, cores: int) -> int:
+    """How many grow tasks: two per core, more (doubling) while one would hold more than
+    TASK_BYTES of pages: its pages b, each once, and its share of the pages a."""
+    from ._exchange import spread
+
+    doc_a, doc_b = pairs.column("doc_a").to_numpy(), pairs.column("doc_b").to_numpy()
+    at, found = pages.find(doc_b)
+    b_chars = np.where(found & (pairs.column("hi").to_numpy() >= 0), pages.chars[at] if len(pages.ids) else 0, 0)
+    firsts = distinct(doc_a)
+    at, found = pages.find(firsts)
+    a_chars = int(np.where(found, pages.chars[at] if len(pages.ids) else 0, 0).sum())
+    mixed = spread(doc_a)
+    tasks = max(2 * cores, 1)
+    while tasks < MOST_TASKS_PER_CORE * max(cores, 1):
+        bucket = (mixed % np.uint64(tasks)).astype(np.int64)
+        first = np.unique(np.stack([bucket, doc_b]), axis=1, return_index=True)[1] if len(doc_b) else np.zeros(0, np.int64)
+        held = np.bincount(bucket[first], weights=b_chars[first], minlength=tasks).max() if len(first) else 0
+        if BYTES_PER_CHAR * (held + a_chars / tasks) <= TASK_BYTES:
+            break
+        tasks *= 2
+    return tasks
+
+
+def _bucket_name(folder: str, task: int, bucket: int, pages: bool = False) -> str:
+    return storage.child(folder, f"{'pages' if pages else 'rows'}-{task:05d}-{bucket:05d}.arrow")
 
 
 def _write_buckets(rows: Iterator[pa.RecordBatch], folder: str, task: int, buckets: int) -> pa.RecordBatch:
-    """Writes the rows for grow task g (spread(doc_a) mod buckets) to one Arrow IPC file each;
-    WROTE rows of the files written."""
+    """Writes the GROW_ROWS for grow task g (spread(doc_a) mod buckets), and the PAGE_ROWS for
+    it, to an Arrow IPC file each; WROTE rows of the files written."""
     from ._exchange import spread
 
-    sinks: dict[int, _Sink] = {}
+    sinks: dict[tuple[int, bool], _Sink] = {}
     try:
         for batch in rows:
-            bucket = (spread(batch.column("doc_a").to_numpy()) % np.uint64(buckets)).astype(np.int64)
+            pages = batch.schema.equals(PAGE_ROWS)
+            if pages:
+                bucket = batch.column("task").to_numpy()
+                batch = batch.select(["doc_id", "text"])
+            else:
+                bucket = (spread(batch.column("doc_a").to_numpy()) % np.uint64(buckets)).astype(np.int64)
             order = np.argsort(bucket, kind="stable")
             bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
             for g in np.flatnonzero(np.diff(bounds)).tolist():
-                if g not in sinks:
-                    sinks[g] = _Sink(_bucket_name(folder, task, g))
-                sinks[g].writer.write_batch(batch.take(pa.array(order[bounds[g] : bounds[g + 1]])))
+                if (g, pages) not in sinks:
+                    sinks[(g, pages)] = _Sink(_bucket_name(folder, task, g, pages), batch.schema)
+                sinks[(g, pages)].writer.write_batch(batch.take(pa.array(order[bounds[g] : bounds[g + 1]])))
         for sink in sinks.values():
             sink.close()
     except BaseException:
@@ -221,7 +292,8 @@ def _write_buckets(rows: Iterator[pa.RecordBatch], folder: str, task: int, bucke
             sink.abort()
         raise
     written = sorted(sinks)
-    return pa.RecordBatch.from_arrays([pa.array([task] * len(written), pa.int64()), pa.array(written, pa.int64())], schema=WROTE)
+    columns = [[task] * len(written), [g for g, _ in written], [pages for _, pages in written]]
+    return pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(columns, WROTE, strict=True)], schema=WROTE)
 
 
 class _Sink:
@@ -229,7 +301,7 @@ class _Sink:
     the end (a gigabyte of rows on the docs corpus: a copy in memory first cost as much as the
     rest of the window pass), elsewhere in memory, then uploaded whole."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, schema: pa.Schema = GROW_ROWS) -> None:
         self.name = name
         if storage.is_local(name):
             self.tmp = f"{storage.locate(name)[1]}.tmp-{os.getpid()}"
@@ -237,7 +309,7 @@ class _Sink:
         else:
             self.tmp = ""
             self.stream = pa.BufferOutputStream()
-        self.writer = pa.ipc.new_file(self.stream, GROW_ROWS)
+        self.writer = pa.ipc.new_file(self.stream, schema)
 
     def close(self) -> None:
         self.writer.close()
@@ -255,16 +327,44 @@ class _Sink:
                 os.remove(self.tmp)
 
 
-def bucket_batches(names: list[str]) -> Iterator[pa.RecordBatch]:
-    """A grow task's rows from the window pass's files, sorted by (doc_a, doc_b, side) as Spark's
-    shuffle sorted them. Local files are mapped: only the rows being taken are read."""
-    tables = [_read_ipc(name) for name in names]
-    tables = [t for t in tables if t.num_rows]
+class PagesB(NamedTuple):
+    """A grow task's pages b, each once: their ids, texts, and the ids' sorted order."""
+
+    ids: np.ndarray
+    texts: pa.StringArray
+    order: np.ndarray
+
+    @classmethod
+    def of(cls, ids: np.ndarray, texts: pa.StringArray) -> PagesB:
+        return cls(ids, texts, np.argsort(ids, kind="stable"))
+
+    def windows(
+        self, doc_b: np.ndarray, lo: np.ndarray, hi: np.ndarray
+    ) -> tuple[pa.StringArray, np.ndarray, np.ndarray, np.ndarray]:
+        """batch_passages' pages_b for windows [lo, hi) (bytes) of these pages."""
+        at = self.order[np.minimum(np.searchsorted(self.ids, doc_b, sorter=self.order), max(len(self.ids) - 1, 0))]
+        if len(doc_b) and (not len(self.ids) or (self.ids[at] != doc_b).any()):
+            raise ValueError("a pair's page b is not among its grow task's pages")
+        return self.texts, at, lo, hi
+
+
+def bucket_rows(files: GrowFiles) -> tuple[PagesB, Iterator[pa.RecordBatch]]:
+    """A grow task's pages b, and its rows from the window pass's files sorted by (doc_a, doc_b,
+    side) as Spark's shuffle sorted them. Local files are mapped; the pages are copied once, as
+    they come."""
+    pages = [t for t in (_read_ipc(name) for name in files.pages) if t.num_rows]
+    held = pa.concat_tables(pages).combine_chunks() if pages else PAGE_ROWS.empty_table()
+    found = PagesB.of(held.column("doc_id").to_numpy(), held.column("text").combine_chunks())
+    tables = [t for t in (_read_ipc(name) for name in files.rows) if t.num_rows]
     if not tables:
-        return
+        return found, iter(())
     # one copy into contiguous arrays: taking rows from many chunks cost 5 times as much
     table = pa.concat_tables(tables).combine_chunks()
     order = np.lexsort([table.column(name).to_numpy() for name in ("side", "doc_b", "doc_a")])
+    return found, _taken(table, order)
+
+
+def _taken(table: pa.Table, order: np.ndarray) -> Iterator[pa.RecordBatch]:
     for first in range(0, len(order), TAKE_ROWS):
         yield from table.take(pa.array(order[first : first + TAKE_ROWS])).to_batches()
 
@@ -275,30 +375,18 @@ def _read_ipc(name: str) -> pa.Table:
     return _read_requests(name)
 
 
-def _split(pairs: pa.Table, files: list[str], folder: str) -> list[str]:
+def _split(pairs: pa.Table, pages: OkPages, files: int, folder: str) -> list[str]:
     """Writes the pairs whose page b file i holds (as an ok page) to part i of `folder`, sorted
-    by (doc_b, doc_a), and the others (no such page, or no seeds) to part len(files); the parts'
+    by (doc_b, doc_a), and the others (no such page, or no seeds) to part `files`; the parts'
     names."""
-    ids, where = [], []
-    for i, name in enumerate(files):
-        with storage.open_input(name) as fh:
-            got = pq.ParquetFile(fh).read(columns=["doc_id", "status"])
-        ok = got.column("doc_id").filter(pc.equal(got.column("status"), "ok")).to_numpy()
-        ids.append(ok)
-        where.append(np.full(len(ok), i, np.int64))
-    held = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-    in_file = np.concatenate(where) if where else np.zeros(0, np.int64)
-    order = np.argsort(held, kind="stable")
-    held, in_file = held[order], in_file[order]
     doc_b = pairs.column("doc_b").to_numpy()
-    at = np.minimum(np.searchsorted(held, doc_b), max(len(held) - 1, 0))
-    found = (held[at] == doc_b) if len(held) else np.zeros(len(doc_b), bool)
+    at, found = pages.find(doc_b)
     found &= pairs.column("hi").to_numpy() >= 0
-    part = np.where(found, in_file[at] if len(held) else 0, len(files))
+    part = np.where(found, pages.file[at] if len(pages.ids) else 0, files)
     order = np.lexsort((pairs.column("doc_a").to_numpy(), doc_b, part))
-    bounds = np.searchsorted(part[order], np.arange(len(files) + 2))
+    bounds = np.searchsorted(part[order], np.arange(files + 2))
     names = []
-    for i in range(len(files) + 1):
+    for i in range(files + 1):
         rows = pairs.take(pa.array(order[bounds[i] : bounds[i + 1]]))
         sink = io.BytesIO()
         with pa.ipc.new_file(sink, PAIR_REQUESTS) as writer:
@@ -341,8 +429,16 @@ def _seed_only(requests: pa.Table) -> Iterator[pa.RecordBatch]:
 
 
 def _file_sides(
-    name: str, requests_name: str, firsts: np.ndarray, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray
+    name: str,
+    requests_name: str,
+    firsts: np.ndarray,
+    cfg: RunConfig,
+    boilerplate: np.ndarray,
+    template: np.ndarray,
+    buckets: int,
 ) -> Iterator[pa.RecordBatch]:
+    from ._exchange import spread
+
     requests = _read_requests(requests_name)
     keys = requests.column("doc_b").to_numpy()
     fields = {c: requests.column(c).to_numpy() for c in ("doc_a", "doc_b", "lo", "hi")}
@@ -384,6 +480,14 @@ def _file_sides(
             )
             offsets = pa.array(np.r_[0, np.cumsum(hi[rows] - lo[rows])].astype(np.int32))
             at = pa.array(rows)
+            # each page b once for each grow task that has pairs of it
+            page = np.repeat(rows, hi[rows] - lo[rows])
+            bucket = (spread(fields["doc_a"][index]) % np.uint64(buckets)).astype(np.int64)
+            page, bucket = np.unique(np.stack([page, bucket]), axis=1)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(bucket), ok.column("doc_id").take(pa.array(page)), ok.column("text").take(pa.array(page))],
+                schema=PAGE_ROWS,
+            )
             done = 0
             # the windows come in the requests' order
             for windows in window_arrow(
@@ -394,6 +498,7 @@ def _file_sides(
                 cfg,
                 boilerplate,
                 template,
+                texts=False,
             ):
                 mine = index[done : done + windows.num_rows]
                 done += windows.num_rows

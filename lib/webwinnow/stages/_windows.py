@@ -33,9 +33,15 @@ WINDOWS = pa.schema(
         ("doc_b", pa.int64()),
         ("side", pa.int32()),
         ("start", pa.int64()),
+        # the window's characters end here (its text's length, for a window sent without it)
+        ("end", pa.int64()),
         ("open", pa.int32()),
         # the whole page's normalized units (doc_stats.norm_chars): its pairs' content shares
         ("norm", pa.int64()),
+        # the window's bytes in its page's UTF-8 text: where a grow task that holds the page finds it
+        ("byte_lo", pa.int64()),
+        ("byte_hi", pa.int64()),
+        # the window's text; null where the grow task cuts it from its page (window_arrow's texts)
         ("text", pa.string()),
         ("fp_pos", pa.list_(pa.int64())),
         ("fp_boilerplate", pa.list_(pa.bool_())),
@@ -51,7 +57,7 @@ WINDOWS = pa.schema(
     ]
 )
 #: WINDOWS' values and list columns: null in the rows that carry a whole document or a pair's seeds.
-WINDOW_VALUES = ("start", "open", "norm")
+WINDOW_VALUES = ("start", "end", "open", "norm", "byte_lo", "byte_hi")
 WINDOW_LISTS = ("fp_pos", "fp_boilerplate", "tpl_lo", "tpl_hi", "tok_code", "tok_start", "tok_end")
 #: Window text per output batch of the window pass. Memory, not speed: a batch is copied on its
 #: way to the JVM, and its rows wait in the shuffle.
@@ -98,22 +104,26 @@ def every_kgram(texts: pa.Array, cfg: RunConfig):
 
 
 def window_arrow(
-    batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray | None = None
+    batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray | None = None, texts: bool = True
 ) -> Iterator[pa.RecordBatch]:
     """WINDOWS rows for a batch of (doc_id, requests: [(doc_a, doc_b, side, lo, hi)], text).
 
     The texts stay in Arrow's UTF-8 buffer: each is normalized once, for its units, its k-grams'
     hashes, its fingerprints and its template k-grams alike, and the windows are cut as byte
     ranges of the buffer (no Python string per text or window). Output batches hold at most
-    WINDOW_BATCH_BYTES of window text.
+    WINDOW_BATCH_BYTES of window text. `texts` False: the windows' text is null, for a grow task
+    that holds their pages and finds each window there by its bytes (byte_lo, byte_hi): a pair's
+    windows, cut each on its own, held ten times their pages' text on the docs corpus.
     """
     boilerplate_set = HashSet(boilerplate)
     template_set = HashSet(np.zeros(0, np.int64) if template is None else template)
     for part in text_slices(batch, TEXT_SLICE_BYTES):
-        yield from _slice_windows(part, cfg, boilerplate_set, template_set)
+        yield from _slice_windows(part, cfg, boilerplate_set, template_set, texts)
 
 
-def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, template: HashSet) -> Iterator[pa.RecordBatch]:
+def _slice_windows(
+    batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, template: HashSet, texts: bool = True
+) -> Iterator[pa.RecordBatch]:
     w = cfg.winnow
     data, text_starts, text_ends = _text_buffers(batch.column("text"))
     fold, expand = fold_table()
@@ -128,7 +138,9 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, 
         for name in (
             "byte_lo",
             "byte_hi",
+            "page_at",
             "start",
+            "end",
             "open",
             "norm",
             "fp_len",
@@ -171,7 +183,9 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, 
         )  # fmt: skip
         parts["byte_lo"].append(text_starts[row] + text_lo)
         parts["byte_hi"].append(text_starts[row] + text_hi)
+        parts["page_at"].append(np.full(hi - lo, text_starts[row], np.int64))
         parts["start"].append(start)
+        parts["end"].append(end)
         parts["open"].append(opened)
         parts["norm"].append(np.full(hi - lo, len(norm_offsets), np.int64))
         for name, value in (("fp_len", fp_len), ("fp_pos", fp_pos), ("fp_flag", fp_flag)):
@@ -185,9 +199,9 @@ def _slice_windows(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: HashSet, 
             parts["tok_code"].append(codes[index])
             parts["tok_start"].append(norm_offsets[index] - np.repeat(start, tokens))
             parts["tok_end"].append(norm_ends[index] - np.repeat(start, tokens))
-        held += int((parts["byte_hi"][-1] - parts["byte_lo"][-1]).sum())
+        held += int((parts["byte_hi"][-1] - parts["byte_lo"][-1]).sum()) if texts else 0
         if held >= WINDOW_BATCH_BYTES or row == batch.num_rows - 1:
-            yield _window_batch(data, parts, {name: col[first_request:hi] for name, col in fields.items()})
+            yield _window_batch(data, parts, {name: col[first_request:hi] for name, col in fields.items()}, texts)
             parts = {name: [] for name in parts}
             first_request, held = hi, 0
 
@@ -228,11 +242,16 @@ def _char_bytes(doc: np.ndarray) -> np.ndarray | None:
     return np.append(np.flatnonzero((doc & 0xC0) != 0x80), len(doc))
 
 
-def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: dict[str, np.ndarray]) -> pa.RecordBatch:
+def _window_batch(
+    data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: dict[str, np.ndarray], texts: bool = True
+) -> pa.RecordBatch:
     cat = lambda name, dtype: np.concatenate(parts[name]).astype(dtype) if parts[name] else np.empty(0, dtype)
-    byte_lo, byte_hi = cat("byte_lo", np.int64), cat("byte_hi", np.int64)
-    gathered, text_offsets = gather_ranges(data, byte_lo, byte_hi)
-    texts = pa.StringArray.from_buffers(len(byte_lo), pa.py_buffer(text_offsets.astype(np.int32)), pa.py_buffer(gathered))
+    byte_lo, byte_hi, page_at = cat("byte_lo", np.int64), cat("byte_hi", np.int64), cat("page_at", np.int64)
+    if texts:
+        gathered, text_offsets = gather_ranges(data, byte_lo, byte_hi)
+        text = pa.StringArray.from_buffers(len(byte_lo), pa.py_buffer(text_offsets.astype(np.int32)), pa.py_buffer(gathered))
+    else:
+        text = pa.nulls(len(byte_lo), pa.string())
     fp_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("fp_len", np.int64))]).astype(np.int32))
     tpl_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tpl_len", np.int64))]).astype(np.int32))
     tok_offsets = pa.array(np.concatenate([[0], np.cumsum(cat("tok_len", np.int64))]).astype(np.int32))
@@ -242,9 +261,12 @@ def _window_batch(data: np.ndarray, parts: dict[str, list[np.ndarray]], fields: 
             pa.array(fields["doc_b"]),
             pa.array(fields["side"].astype(np.int32)),
             pa.array(cat("start", np.int64)),
+            pa.array(cat("end", np.int64)),
             pa.array(cat("open", np.int32)),
             pa.array(cat("norm", np.int64)),
-            texts,
+            pa.array(byte_lo - page_at),
+            pa.array(byte_hi - page_at),
+            text,
             pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_pos", np.int64))),
             pa.ListArray.from_arrays(fp_offsets, pa.array(cat("fp_flag", bool))),
             pa.ListArray.from_arrays(tpl_offsets, pa.array(cat("tpl_lo", np.int64))),
@@ -346,7 +368,8 @@ def with_a_windows(chunk: pa.Table, cfg: RunConfig, boilerplate: np.ndarray, tem
         ],
         names=["doc_id", "requests", "text"],
     )
-    cut = pa.Table.from_batches(list(window_arrow(batch, cfg, boilerplate, template)), schema=WINDOWS)
+    # without their text: the kernel cuts them from the pages (batch_passages' pages_a)
+    cut = pa.Table.from_batches(list(window_arrow(batch, cfg, boilerplate, template, texts=False)), schema=WINDOWS)
     for field in rest.schema:  # the seeds and source columns: null in a window's row
         if field.name not in WINDOWS.names:
             cut = cut.append_column(field, pa.nulls(cut.num_rows, field.type))

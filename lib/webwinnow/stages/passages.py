@@ -71,7 +71,7 @@ from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, spark_schema
 from ._session import broadcast_rows, cache_level
 from ._shared import share
-from ._sides import CANDIDATE, REQUESTS, bucket_batches, file_sides, listed_seeds, stored_pairs, whole_requests
+from ._sides import CANDIDATE, REQUESTS, PagesB, bucket_rows, file_sides, listed_seeds, stored_pairs, whole_requests
 from ._windows import (
     KGRAM_SLICE_BYTES,
     WINDOW_LISTS,
@@ -315,10 +315,11 @@ def settle(grown: pa.RecordBatch, table: pa.Table, least: int, whole: bool = Fal
     return found, rows(content, schemas.PAIRS), rows(template, TEMPLATE_PAIRS_WRITTEN), redone
 
 
-def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
+def grow_arrow(table: pa.Table, cfg: RunConfig, pages_b: PagesB | None = None) -> pa.RecordBatch:
     """GROWN rows for rows sorted by (doc_a, doc_b, side): per pair its window of a (side 0), of b
     (side 1) and its seeds (with b's window, or side 2). Spans grown inside the windows by one kernel call for the
-    whole chunk, or a redo row; a pair missing a row (a document that is not ok) has no passages."""
+    whole chunk, or a redo row; a pair missing a row (a document that is not ok) has no passages.
+    `pages_b`: the b windows come without their text, to be found in these pages by their bytes."""
     seed_at, a_at, b_at = pair_rows(table)
     both = (a_at >= 0) & (b_at >= 0)
     rs, ra, rb = (pa.array(x[both]) for x in (seed_at, a_at, b_at))
@@ -348,10 +349,13 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         lists = [taken(name, rows) for name in ("tok_code", "tok_start", "tok_end")]
         return (_offsets(lists[0]), *(x.flatten().to_numpy(zero_copy_only=False) for x in lists))
 
-    texts_a, start_a = taken("text", ra), taken("start", ra).to_numpy()
+    start_a = taken("start", ra).to_numpy()
+    pages_a = _a_pages(table, r, start_a, taken("end", ra).to_numpy())
+    if pages_b is not None:
+        windows_b = pages_b.windows(doc_b[r], taken("byte_lo", rb).to_numpy(), taken("byte_hi", rb).to_numpy())
     found = batch_passages(
-        texts_a,
-        taken("text", rb),
+        None if pages_a is not None else taken("text", ra),
+        None if pages_b is not None else taken("text", rb),
         start_a,
         taken("start", rb).to_numpy(),
         taken("open", ra).to_numpy(),
@@ -370,7 +374,8 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
         unit=cfg.winnow.unit,
         lexer=cfg.winnow.lexer,
         **({"tokens_a": tokens(ra), "tokens_b": tokens(rb)} if cfg.winnow.unit == "code" else {}),
-        pages_a=_a_pages(table, r, start_a, texts_a),
+        pages_a=pages_a,
+        pages_b=windows_b if pages_b is not None else None,
     )
     pairs_a, pairs_b = doc_a[r], doc_b[r]
     redo = np.flatnonzero(found.truncated)
@@ -400,11 +405,11 @@ def grow_arrow(table: pa.Table, cfg: RunConfig) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type, from_pandas=True) for f in GROWN], schema=GROWN)
 
 
-def _a_pages(table: pa.Table, seed_rows: np.ndarray, start: np.ndarray, windows: pa.Array):
-    """batch_passages' pages_a for the pairs of these seed rows, whose a windows start at these
-    characters and hold these texts: their pages a (the rows of side -1 the grow task cut the
-    windows from), or None when one is not in the table (the kernel then cuts each a window on
-    its own)."""
+def _a_pages(table: pa.Table, seed_rows: np.ndarray, start: np.ndarray, end: np.ndarray):
+    """batch_passages' pages_a for the pairs of these seed rows, whose a windows are these
+    characters [start, end): their pages a (the rows of side -1 the grow task cut the windows
+    from), or None when one is not in the table (the kernel then cuts each a window on its own,
+    from its text)."""
     side = table.column("side").to_numpy()
     page_rows = np.flatnonzero(side == -1)
     doc_a = table.column("doc_a").to_numpy()
@@ -415,7 +420,6 @@ def _a_pages(table: pa.Table, seed_rows: np.ndarray, start: np.ndarray, windows:
     if not len(wanted) or not len(ids) or not (ids[order[at]] == wanted).all():
         return None
     used, page = np.unique(order[at], return_inverse=True)
-    end = start + pc.utf8_length(windows).to_numpy()
     return table.column("text").take(pa.array(page_rows[used])).combine_chunks(), page, end
 
 
@@ -442,7 +446,7 @@ def run(ctx: StageContext) -> dict:
 
     folders = {name: stage_table(out, name) for name in WRITTEN}
 
-    def grown(batches, task: int, whole: bool):
+    def grown(batches, task: int, whole: bool, pages_b: PagesB | None = None):
         """REDO rows of the pairs of these rows (sorted by doc_a, doc_b, side) their windows could
         not settle; every other pair, grown in windows around its seeds or in whole texts, the
         task writes: its row of pairs or template_pairs and its passages, as parts of the staged
@@ -452,7 +456,7 @@ def run(ctx: StageContext) -> dict:
             for chunk in pair_chunks(batches):
                 maybe_fail("passages", inject)
                 table = with_a_windows(listed_seeds(chunk), cfg, shared.value, shared_template.value, whole)
-                *written, again = settle(grow_arrow(table, cfg), table, min_content(cfg), whole)
+                *written, again = settle(grow_arrow(table, cfg, pages_b), table, min_content(cfg), whole)
                 for writer, batch in zip(writers, written, strict=True):
                     writer.write(batch)
                 yield again
@@ -472,7 +476,8 @@ def run(ctx: StageContext) -> dict:
         def grow(batches):
             for batch in batches:
                 for g in batch.column("id").to_pylist():
-                    yield from grown(bucket_batches(tasks[g]), first_task + g, whole)
+                    pages_b, rows = bucket_rows(tasks[g])
+                    yield from grown(rows, first_task + g, whole, pages_b)
 
         got = spark.range(0, len(tasks), 1, max(1, len(tasks))).mapInArrow(grow, spark_schema(REDO)).toArrow()
         return got.cast(REDO)
