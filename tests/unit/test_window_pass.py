@@ -123,7 +123,7 @@ def test_every_window_column_equals_the_definitions(seed, case):
         _, positions = _expected(text, [], cfg, set(boilerplate.tolist()), set(template.tolist()))
         seeds = positions.tolist() or [0]
         requests = []
-        for _ in range(rng.randint(1, 4)):
+        for _ in range(rng.randint(0 if doc % 3 == 1 else 1, 4)):  # a page may be asked for no window
             a, b = sorted(rng.sample(seeds, 2)) if len(seeds) > 1 else (seeds[0], seeds[0])
             requests.append({"doc_a": doc, "doc_b": 100 + len(requests), "side": rng.randint(0, 1), "lo": a, "hi": b})
         batch_rows.append({"doc_id": doc, "requests": requests, "text": text})
@@ -161,3 +161,28 @@ def test_page_windows_refuses_arrays_that_do_not_fit_together():
     ):
         with pytest.raises(ValueError):
             page_windows(**{**good, **bad})
+
+
+def test_batch_windows_refuses_pages_and_requests_that_do_not_fit_together():
+    from webwinnow.analysis.boilerplate import HashSet
+    from webwinnow.analysis.windows import batch_windows
+
+    data = np.frombuffer(b"abcdefghijklmnop", np.uint8)
+    table = HashSet(np.zeros(0, np.int64)).table()
+    none = np.zeros(0, np.int64)
+    good = dict(data=data, text_starts=np.array([0, 8]), text_ends=np.array([8, 16]), req_offsets=np.array([0, 1, 1]),
+                lo=np.array([0]), hi=np.array([3]), side=np.array([0]), words=False, k=3, w=2, robust=True, margin=2,
+                mod_p=0, boilerplate=none, boilerplate_table=table, template=none, template_table=table)  # fmt: skip
+    start, end, *_ = batch_windows(**good)
+    assert (start.tolist(), end.tolist()) == ([0], [8])
+    for bad in (
+        {"k": 0},
+        {"margin": -1},
+        {"text_ends": np.array([8])},
+        {"text_ends": np.array([8, 17])},
+        {"req_offsets": np.array([0, 1])},
+        {"hi": np.array([3, 4])},
+        {"template_table": np.zeros(3, bool)},
+    ):
+        with pytest.raises(ValueError):
+            batch_windows(**{**good, **bad})

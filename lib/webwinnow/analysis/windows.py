@@ -1,4 +1,5 @@
-"""A page's windows for the passages stage, cut in one kernel call a page.
+"""A page's windows for the passages stage, cut in one kernel call a page (page_windows), or
+many pages' in one call (batch_windows, which also normalizes, hashes and winnows them).
 
 What the window pass needs of a page for each of its pairs' windows (see
 webwinnow.stages._windows): the window's characters (spans.text_windows), its bytes, its units,
@@ -14,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core import kernel
 from ..core.jit import JIT_OPTIONS
+from ..core.units import _words
 
 
 def page_windows(
@@ -215,3 +218,161 @@ def _page_windows(doc, offs, ends, hashes, selected, req_lo, req_hi, req_side, k
             tpl_hi[at] = min(t_hi[j], win_hi[i]) - win_lo[i]
             at += 1
     return start, end, opened, text_lo, text_hi, win_lo, win_hi, fp_len, fp_pos, fp_flag, tpl_len, tpl_lo, tpl_hi
+
+
+def batch_windows(
+    data: np.ndarray,
+    text_starts: np.ndarray,
+    text_ends: np.ndarray,
+    req_offsets: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    side: np.ndarray,
+    words: bool,
+    k: int,
+    w: int,
+    robust: bool,
+    margin: int,
+    mod_p: int,
+    boilerplate: np.ndarray,
+    boilerplate_table: np.ndarray,
+    template: np.ndarray,
+    template_table: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """page_windows for many pages in one call: page d is data[text_starts[d]:text_ends[d]]
+    (UTF-8), its requests lo/hi/side[req_offsets[d]:req_offsets[d + 1]]. Each page is
+    normalized (and cut into words), hashed and winnowed (or selected mod p) here, as
+    fingerprint_batch does. Per request: (start, end, opened, text_lo, text_hi, norm, fp_len,
+    tpl_len), text_lo/hi its bytes in its page and norm its page's units; then, one request
+    after the other, (fp_pos, fp_flag, tpl_lo, tpl_hi). Characters and words only: code is
+    lexed in Python. A page at a time, the calls from Python were most of the windows' cost."""
+    from ..core.charfold import fold_table
+
+    n = len(text_starts)
+    if len(text_ends) != n or len(req_offsets) != n + 1 or not (len(lo) == len(hi) == len(side) == (req_offsets[-1] if n else 0)):
+        raise ValueError("a start and end per page, n + 1 request offsets, and lo, hi and side per request")
+    if n and (
+        (np.asarray(text_ends) < np.asarray(text_starts)).any()
+        or int(np.max(text_ends)) > len(data)
+        or int(np.min(text_starts)) < 0
+    ):
+        raise ValueError("pages must lie within the data")
+    if k < 1 or w < 1 or margin < 0:
+        raise ValueError("k and w must be >= 1 and margin >= 0")
+    for table in (boilerplate_table, template_table):
+        if not len(table) or len(table) & (len(table) - 1):
+            raise ValueError("a set's table must have a power-of-two length")
+    fold, expand = fold_table()
+    i64 = lambda a: np.ascontiguousarray(a, np.int64)
+    return _batch_windows(
+        np.ascontiguousarray(data, np.uint8),
+        i64(text_starts),
+        i64(text_ends),
+        i64(req_offsets),
+        i64(lo),
+        i64(hi),
+        i64(side),
+        fold,
+        expand,
+        bool(words),
+        k,
+        w,
+        bool(robust),
+        margin,
+        mod_p,
+        i64(boilerplate),
+        np.ascontiguousarray(boilerplate_table, np.bool_),
+        i64(template),
+        np.ascontiguousarray(template_table, np.bool_),
+    )
+
+
+@njit(**JIT_OPTIONS)
+def _grown(values, size):
+    """values with room for at least `size` (doubled: appends stay linear)."""
+    if size <= values.shape[0]:
+        return values
+    out = np.empty(max(size, 2 * values.shape[0]), values.dtype)
+    out[: values.shape[0]] = values
+    return out
+
+
+@njit(**JIT_OPTIONS)
+def _batch_windows(
+    data,
+    text_starts,
+    text_ends,
+    req_offsets,
+    req_lo,
+    req_hi,
+    req_side,
+    fold,
+    expand,
+    words,
+    k,
+    w,
+    robust,
+    margin,
+    mod_p,
+    bp,
+    bp_seen,
+    tp,
+    tp_seen,
+):
+    r = req_lo.shape[0]
+    start = np.empty(r, np.int64)
+    end = np.empty(r, np.int64)
+    opened = np.empty(r, np.int64)
+    text_lo = np.empty(r, np.int64)
+    text_hi = np.empty(r, np.int64)
+    norm = np.empty(r, np.int64)
+    fp_len = np.empty(r, np.int64)
+    tpl_len = np.empty(r, np.int64)
+    fp_pos = np.empty(1024, np.int64)
+    fp_flag = np.empty(1024, np.bool_)
+    tpl_lo = np.empty(1024, np.int64)
+    tpl_hi = np.empty(1024, np.int64)
+    n_fp = 0
+    n_tpl = 0
+    no_ends = np.zeros(0, np.int64)
+    for d in range(text_starts.shape[0]):
+        lo, hi = req_offsets[d], req_offsets[d + 1]
+        if hi == lo:
+            continue
+        doc = data[text_starts[d] : text_ends[d]]
+        chars, offsets = kernel._normalize(doc, fold, expand)
+        if words:
+            codes, unit_starts, unit_ends = _words(chars, offsets)
+            hashes = kernel._kgram_hashes(codes, k)
+        else:
+            unit_starts, unit_ends = offsets, no_ends
+            hashes = kernel._kgram_hashes(chars, k)
+        selected = kernel._mod_p(hashes, mod_p) if mod_p else kernel._winnow(hashes, w, robust)
+        got = _page_windows(
+            doc, unit_starts, unit_ends, hashes, selected, req_lo[lo:hi], req_hi[lo:hi], req_side[lo:hi],
+            k, w, margin, mod_p, bp, bp_seen, tp, tp_seen,
+        )  # fmt: skip
+        start[lo:hi], end[lo:hi], opened[lo:hi], text_lo[lo:hi], text_hi[lo:hi] = got[0], got[1], got[2], got[3], got[4]
+        norm[lo:hi] = unit_starts.shape[0]
+        fp_len[lo:hi], tpl_len[lo:hi] = got[7], got[10]
+        m, t = got[8].shape[0], got[11].shape[0]
+        fp_pos, fp_flag = _grown(fp_pos, n_fp + m), _grown(fp_flag, n_fp + m)
+        fp_pos[n_fp : n_fp + m], fp_flag[n_fp : n_fp + m] = got[8], got[9]
+        tpl_lo, tpl_hi = _grown(tpl_lo, n_tpl + t), _grown(tpl_hi, n_tpl + t)
+        tpl_lo[n_tpl : n_tpl + t], tpl_hi[n_tpl : n_tpl + t] = got[11], got[12]
+        n_fp += m
+        n_tpl += t
+    return (
+        start,
+        end,
+        opened,
+        text_lo,
+        text_hi,
+        norm,
+        fp_len,
+        tpl_len,
+        fp_pos[:n_fp],
+        fp_flag[:n_fp],
+        tpl_lo[:n_tpl],
+        tpl_hi[:n_tpl],
+    )

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from ..analysis.boilerplate import HashSet
 from ..analysis.spans import gather_ranges
-from ..analysis.windows import page_windows
+from ..analysis.windows import batch_windows, page_windows
 from ..config import RunConfig
 from ..core import kernel
 from ..core.charfold import fold_table
@@ -126,13 +126,55 @@ def _slice_windows(
 ) -> Iterator[pa.RecordBatch]:
     w = cfg.winnow
     data, text_starts, text_ends = _text_buffers(batch.column("text"))
-    fold, expand = fold_table()
     requests = batch.column("requests")
     offsets = requests.offsets.to_numpy()
-    offsets = offsets - offsets[0]
+    offsets = (offsets - offsets[0]).astype(np.int64)
     values = requests.flatten()
     fields = {name: values.field(name).to_numpy(zero_copy_only=False) for name in ("doc_a", "doc_b", "side", "lo", "hi")}
     fields.update({name: fields[name].astype(np.int64) for name in ("side", "lo", "hi")})
+    if w.unit == "code":
+        yield from _code_windows(batch, cfg, boilerplate, template, texts, data, text_starts, text_ends, offsets, fields)
+        return
+    # characters and words: every page of the slice in one kernel call
+    (start, end, opened, text_lo, text_hi, norm, fp_len, tpl_len, fp_pos, fp_flag, tpl_lo, tpl_hi) = batch_windows(
+        data, text_starts, text_ends, offsets, fields["lo"], fields["hi"], fields["side"], w.unit == "word",
+        w.k, w.w, w.robust, margin(cfg), w.mod_p, *_lookup(boilerplate), *_lookup(template),
+    )  # fmt: skip
+    page_at = np.repeat(np.asarray(text_starts, np.int64), np.diff(offsets))
+    fp_at, tpl_at = np.r_[0, np.cumsum(fp_len)], np.r_[0, np.cumsum(tpl_len)]
+    # batches of about WINDOW_BATCH_BYTES of window text
+    held = np.cumsum(text_hi - text_lo) if texts else np.zeros(len(start), np.int64)
+    cuts = np.searchsorted(held, np.arange(WINDOW_BATCH_BYTES, int(held[-1]) if len(held) else 0, WINDOW_BATCH_BYTES)) + 1
+    bounds = np.unique(np.r_[0, cuts, len(start)].clip(0, len(start)))
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        parts = {
+            "byte_lo": [page_at[a:b] + text_lo[a:b]],
+            "byte_hi": [page_at[a:b] + text_hi[a:b]],
+            "page_at": [page_at[a:b]],
+            "start": [start[a:b]],
+            "end": [end[a:b]],
+            "open": [opened[a:b]],
+            "norm": [norm[a:b]],
+            "fp_len": [fp_len[a:b]],
+            "fp_pos": [fp_pos[fp_at[a] : fp_at[b]]],
+            "fp_flag": [fp_flag[fp_at[a] : fp_at[b]]],
+            "tpl_len": [tpl_len[a:b]],
+            "tpl_lo": [tpl_lo[tpl_at[a] : tpl_at[b]]],
+            "tpl_hi": [tpl_hi[tpl_at[a] : tpl_at[b]]],
+            "tok_len": [np.zeros(b - a, np.int64)],
+            "tok_code": [],
+            "tok_start": [],
+            "tok_end": [],
+        }
+        yield _window_batch(data, parts, {name: col[a:b] for name, col in fields.items()}, texts)
+
+
+def _code_windows(
+    batch, cfg, boilerplate, template, texts, data, text_starts, text_ends, offsets, fields
+) -> Iterator[pa.RecordBatch]:
+    """_slice_windows a page at a time, for code: its tokens come from a lexer in Python."""
+    w = cfg.winnow
+    fold, expand = fold_table()
     parts: dict[str, list[np.ndarray]] = {
         name: []
         for name in (
