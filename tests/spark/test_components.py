@@ -77,3 +77,37 @@ def test_the_clusters_stage_in_spark_gives_the_drivers_table(sample_run, tmp_pat
     stats = json.loads((out / "clusters" / "_webwinnow.json").read_text())["stats"]
     assert stats["components"] == "spark" and stats["rounds"] >= 0
     assert json.loads((sample_run / "clusters" / "_webwinnow.json").read_text())["stats"]["components"] == "driver"
+
+
+def test_identical_texts_keyed_on_the_driver_are_sparks_groups(spark_session, sample_run):
+    from webwinnow.stages.clusters import identical_groups, identical_on_driver
+
+    keys = [("doc_id", "ascending")]
+    driver = identical_on_driver(str(sample_run))
+    spark = identical_groups(spark_session, str(sample_run)).toArrow().cast(driver.schema)
+    assert driver.num_rows > 0 and driver.sort_by(keys).equals(spark.sort_by(keys))
+
+
+@pytest.mark.parametrize("driver_edges", [None, 0])
+def test_the_clusters_stage_with_texts_keyed_in_spark_gives_the_same_table(sample_run, tmp_path, monkeypatch, driver_edges):
+    import json
+
+    from webwinnow.app.cli import main
+    from webwinnow.stages import clusters
+
+    from paths import CONF
+
+    monkeypatch.setattr(clusters, "DRIVER_KEYED_DOCS", -1)
+    out = tmp_path / "out"
+    shutil.copytree(sample_run, out)
+    conf = tmp_path / "edges.toml"
+    conf.write_text("" if driver_edges is None else f"[clusters]\ndriver_edges = {driver_edges}\n")
+    assert main(["clusters", "--out", str(out), "--conf", str(CONF), "--conf", str(conf), "-q"]) == 0
+    before, after = pq.read_table(sample_run / "clusters"), pq.read_table(out / "clusters")
+    keys = [(name, "ascending") for name in before.column_names]
+    assert after.schema == before.schema and after.sort_by(keys).equals(before.sort_by(keys)) and before.num_rows > 0
+    stats = json.loads((out / "clusters" / "_webwinnow.json").read_text())["stats"]
+    want = json.loads((sample_run / "clusters" / "_webwinnow.json").read_text())["stats"]
+    assert {k: v for k, v in stats.items() if k not in ("components", "rounds")} == {
+        k: v for k, v in want.items() if k not in ("components", "rounds")
+    }

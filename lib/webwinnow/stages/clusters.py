@@ -3,7 +3,8 @@ threshold, and documents with identical normalized text.
 
 Identical pages (mirrors, the same page fetched twice, WARC/ARC twins) are one cluster even when
 every fingerprint they hold is above max_df and so never paired: their normalized texts are
-keyed (webwinnow.core.winnowing.text_keys) on the executors and grouped by key. Documents in no
+keyed (webwinnow.core.winnowing.text_keys) and grouped by key, on the driver up to
+DRIVER_KEYED_DOCS documents, on the executors beyond. Documents in no
 such link are in no cluster (a singleton is not a near-duplicate). A cluster's source_doc is its
 earliest member: by HTTP Last-Modified, then WARC-Date, then HTTP Date (a missing time sorts
 last), then the smallest doc_id.
@@ -26,7 +27,7 @@ from pyspark.sql import functions as F
 from .. import schemas
 from ..analysis.components import components
 from ..core.distinct import distinct
-from ..outputs.tables import read_row_groups, row_count, write_arrow, write_table
+from ..outputs.tables import read_row_groups, row_count, table_meta, write_arrow, write_table
 from . import StageContext
 from ._components import spark_components
 from ._frames import read_documents, read_table, spark_schema
@@ -44,6 +45,40 @@ def keyed_arrow(batches):
         kept = np.flatnonzero(lengths > 0)
         ids = batch.column("doc_id").to_numpy(zero_copy_only=False)
         yield pa.RecordBatch.from_arrays([pa.array(ids[kept]), pa.array(keys[kept])], schema=KEYED)
+
+
+#: Up to this many documents (the indexed ones too, in a check), their texts are keyed on the
+#: driver with pyarrow: 0.4 CPU-s for the docs corpus's 13,624, where Spark's job, its
+#: aggregation and its join cost the JVM and the workers some 2 CPU-s; far more would take the
+#: driver's one core longer than the executors take together.
+DRIVER_KEYED_DOCS = 200_000
+SAME = pa.schema([("doc_id", pa.int64()), ("first", pa.int64()), ("n", pa.int64())])
+
+
+def identical_on_driver(out: str) -> pa.Table:
+    """identical_groups' rows (SAME), the texts read and keyed on the driver, a row group at a time."""
+    from ..core.winnowing import text_keys
+
+    ids, keys = [], []
+    for name in ("documents", "indexed_documents"):
+        if table_meta(out, name) is None:
+            continue
+        for group in read_row_groups(out, name, ["doc_id", "text", "status"]):
+            ok = group.filter(pc.equal(group.column("status"), "ok"))
+            key, length = text_keys(ok.column("text"))
+            kept = length > 0
+            ids.append(ok.column("doc_id").to_numpy()[kept])
+            keys.append(key[kept])
+    doc = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    key = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    order = np.lexsort((doc, key))
+    doc, key = doc[order], key[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
+    n = np.diff(np.r_[starts, len(key)])
+    group = np.repeat(np.arange(len(starts)), n)
+    shared = (n >= 2)[group]
+    first, count = doc[starts][group], n[group]
+    return pa.table({"doc_id": doc[shared], "first": first[shared], "n": count[shared]}, schema=SAME)
 
 
 def identical_groups(spark: SparkSession, out: str):
@@ -124,16 +159,36 @@ def run(ctx: StageContext) -> dict:
         .filter(F.col("resemblance") >= threshold)
         .select(F.col("doc_a").alias("a"), F.col("doc_b").alias("b"))
     )
-    same = identical_groups(spark, out).localCheckpoint()  # keyed once: the texts are read once
-    linked_same = same.filter(F.col("doc_id") != F.col("first"))
+    documents = sum(row_count(out, name) for name in ("documents", "indexed_documents") if table_meta(out, name))
+    same_rows: pa.Table | None = None
+    if documents <= DRIVER_KEYED_DOCS:
+        same_rows = identical_on_driver(out)
+        held = same_rows
+
+        def same_frame():  # only where Spark joins the components
+            return spark.createDataFrame(held.to_pandas(), spark_schema(SAME))
+    else:
+        keyed = identical_groups(spark, out).localCheckpoint()  # keyed once: the texts are read once
+
+        def same_frame():
+            return keyed
+
+    def linked_same():
+        return same_frame().filter(F.col("doc_id") != F.col("first"))
+
     # the pairs table small enough: its links are read on the driver, no Spark job
     pairs_on_driver = row_count(out, "pairs") <= cfg.clusters.driver_edges
     near_edges = _near_on_driver(out, threshold) if pairs_on_driver else None
-    edges = (near_edges.num_rows + linked_same.count()) if near_edges is not None else None
-    if edges is None:
-        edges = near.unionByName(linked_same.select(F.col("first").alias("a"), F.col("doc_id").alias("b"))).count()
+    if near_edges is not None and same_rows is not None:
+        edges = near_edges.num_rows + int(
+            pc.sum(pc.not_equal(same_rows.column("doc_id"), same_rows.column("first"))).as_py() or 0
+        )
+    elif near_edges is not None:
+        edges = near_edges.num_rows + linked_same().count()
+    else:
+        edges = near.unionByName(linked_same().select(F.col("first").alias("a"), F.col("doc_id").alias("b"))).count()
     if edges <= cfg.clusters.driver_edges:
-        same_rows = same.toArrow()
+        same_rows = same_rows if same_rows is not None else same_frame().toArrow()
         table = _on_driver(spark, out, near_edges if near_edges is not None else near.toArrow(), same_rows)
         write_arrow(table, out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
         rounds = None
@@ -148,7 +203,8 @@ def run(ctx: StageContext) -> dict:
             "texts": len(distinct(same_rows.column("first").to_numpy(zero_copy_only=False))),
         }
     else:
-        links = near.unionByName(linked_same.select(F.col("first").alias("a"), F.col("doc_id").alias("b")))
+        same = same_frame()
+        links = near.unionByName(linked_same().select(F.col("first").alias("a"), F.col("doc_id").alias("b")))
         labels, rounds = spark_components(links)
         labels = labels.localCheckpoint()
         write_table(_in_spark(spark, out, labels, same), out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
