@@ -130,6 +130,21 @@ def test_excluded_template_text_is_never_paired(tmp_path):
     assert record["excluded_hashes"] == len(set(template_hashes.tolist()))
 
 
+def test_boilerplate_hashes_read_on_the_driver_are_sparks(sample_run, spark_session, monkeypatch):
+    import numpy as np
+
+    from webwinnow.stages import candidates
+
+    docs = pq.read_table(sample_run / "hash_freq").column("docs").to_numpy()
+    for max_df in (1, 2, int(np.median(docs)), int(docs.max())):
+        driver = candidates.boilerplate_array(spark_session, str(sample_run), max_df)
+        spark = np.sort([r["hash"] for r in candidates.boilerplate_hashes(spark_session, str(sample_run), max_df).collect()])
+        assert driver.dtype == np.int64 and driver.tolist() == spark.tolist() and len(driver) == (docs > max_df).sum()
+        monkeypatch.setattr(candidates, "DRIVER_FREQ_ROWS", -1)  # past the bound: Spark's job
+        assert candidates.boilerplate_array(spark_session, str(sample_run), max_df).tolist() == spark.tolist()
+        monkeypatch.undo()
+
+
 @pytest.mark.parametrize("max_repeats", [0, 2])
 def test_seed_bounds_on_the_driver_equal_sparks(sample_run, spark_session, monkeypatch, max_repeats):
     import numpy as np

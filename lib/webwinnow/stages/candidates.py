@@ -488,6 +488,23 @@ def boilerplate_count(spark: SparkSession, out: str, max_df: int, counts: list[t
     return boilerplate_hashes(spark, out, max_df).count()
 
 
+#: Up to this many rows of hash_freq (two columns read: 16 bytes a row), the boilerplate hashes
+#: are read on the driver with pyarrow rather than collected from a Spark job.
+DRIVER_FREQ_ROWS = 20_000_000
+
+
+def boilerplate_array(spark: SparkSession, out: str, max_df: int) -> np.ndarray:
+    """boilerplate_hashes' hashes, sorted: read on the driver where hash_freq is current and
+    small enough (a check's folder: its index_boilerplate, as small as the boilerplate itself)."""
+    if is_check(out):
+        hashes = read_arrow(out, "index_boilerplate", ["hash"]).column("hash")
+    elif table_is_current(out, "hash_freq") and row_count(out, "hash_freq") <= DRIVER_FREQ_ROWS:
+        hashes = read_arrow(out, "hash_freq", ["hash"], filters=[("docs", ">", max_df)]).column("hash")
+    else:
+        return np.sort(np.array([r["hash"] for r in boilerplate_hashes(spark, out, max_df).collect()], dtype=np.int64))
+    return np.sort(hashes.to_numpy().astype(np.int64))
+
+
 def boilerplate_hashes(spark: SparkSession, out: str, max_df: int) -> DataFrame:
     """Hashes in more than max_df documents: in a check's folder, its index_boilerplate (counted
     over the index and the new input); from hash_freq when it is current (made from these

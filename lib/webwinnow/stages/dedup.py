@@ -52,7 +52,7 @@ from ._frames import read_table, spark_schema, url_host
 from ._pairtable import SOURCE_BASES
 from ._session import broadcast_rows, cache_level
 from ._shared import share
-from .candidates import boilerplate_hashes
+from .candidates import boilerplate_array
 from .hash_freq import BROADCAST_ROWS
 from .passages import template_kgram_hashes
 
@@ -313,7 +313,7 @@ def run(ctx: StageContext) -> dict:
     boilerplate = np.zeros(0, np.int64)
     if d.strip_template or any_capped:
         max_df = read_table_config(out, "candidate_pairs")["max_df"]
-        boilerplate = np.sort(np.array([r["hash"] for r in boilerplate_hashes(spark, out, max_df).collect()], np.int64))
+        boilerplate = boilerplate_array(spark, out, max_df)
     shared = share(spark, boilerplate, out)
     kgrams = template_kgram_hashes(out) if d.strip_template or any_capped else np.zeros(0, np.int64)
     shared_kgrams = share(spark, kgrams, out)

@@ -84,7 +84,7 @@ from ._windows import (
     window_arrow,
     with_a_windows,
 )
-from .candidates import boilerplate_hashes
+from .candidates import boilerplate_array
 from .hash_freq import BROADCAST_ROWS
 
 #: What a pair copied of each side, counted once where its spans overlap (BatchPassages.union).
@@ -431,7 +431,7 @@ def _offsets(lists: pa.ListArray) -> np.ndarray:
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     max_df = read_table_config(out, "candidate_pairs")["max_df"]
-    boilerplate = np.sort(np.array([r["hash"] for r in boilerplate_hashes(spark, out, max_df).collect()], dtype=np.int64))
+    boilerplate = boilerplate_array(spark, out, max_df)
     shared = share(spark, boilerplate, out)
     inject = injected_stages(spark)
     texts = read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
