@@ -598,3 +598,58 @@ def test_the_window_pass_files_give_each_grow_task_its_rows_sorted_and_its_pages
     assert seen == len(rows)
     empty_pages, empty_rows = bucket_rows(GrowFiles([], []))
     assert not len(empty_pages.ids) and list(empty_rows) == []
+
+
+def test_growing_pages_find_every_page_added_in_pieces():
+    from webwinnow.stages._sides import GrowingPages
+
+    rng = random.Random(2)
+    pages = GrowingPages()
+    held: dict[int, str] = {}
+    for piece in range(6):
+        ids = rng.sample(range(1000), rng.randint(0, 40))
+        ids = [i for i in ids if i not in held]
+        texts = ["ünï " * rng.randint(0, 9000) + str(i) for i in ids]  # past the first buffer's 64 KiB
+        # a slice of an array (its offsets do not start at 0) every other time
+        given = pa.array(["before", *texts], pa.string()).slice(1) if piece % 2 else pa.array(texts, pa.string())
+        pages.add(np.array(ids, np.int64), given)
+        held.update(zip(ids, texts, strict=True))
+        wanted = rng.sample(sorted(held), min(len(held), 25))
+        if not wanted:
+            continue
+        lo = np.array([rng.randint(0, len(held[d].encode()) // 2) for d in wanted])
+        hi = np.array([len(held[d].encode()) for d in wanted])
+        found, at, got_lo, got_hi = pages.windows(np.array(wanted, np.int64), lo, hi)
+        assert [found[int(i)].as_py() for i in at] == [held[d] for d in wanted]
+        assert (got_lo == lo).all() and (got_hi == hi).all()
+    with pytest.raises(ValueError, match="page b"):
+        pages.windows(np.array([5000], np.int64), np.zeros(1), np.ones(1))
+    assert GrowingPages().windows(np.zeros(0, np.int64), np.zeros(0), np.zeros(0))[1].tolist() == []
+
+
+def test_spark_grow_tasks_hold_the_pages_b_their_rows_bring():
+    from webwinnow.stages._sides import GROW_ROWS, GrowingPages
+    from webwinnow.stages._windows import PAGE_B
+    from webwinnow.stages.passages import _held_pages
+
+    def rows(part):
+        n = len(part)
+        columns = {f.name: pa.nulls(n, f.type) for f in GROW_ROWS}
+        columns.update(
+            doc_a=pa.array([r[0] for r in part], pa.int64()),
+            doc_b=pa.array([r[1] for r in part], pa.int64()),
+            side=pa.array([r[2] for r in part], pa.int32()),
+            text=pa.array([r[3] for r in part], pa.string()),
+        )
+        return pa.RecordBatch.from_pydict(columns, schema=GROW_ROWS)
+
+    batches = [
+        rows([(1, -1, -1, "page a one"), (1, 7, PAGE_B, "page b seven"), (1, 7, 1, None)]),
+        rows([(2, 8, PAGE_B, "page b eight")]),  # a batch of pages only
+        rows([(2, 8, 1, None), (3, 7, 1, None)]),
+    ]
+    pages = GrowingPages()
+    kept = list(_held_pages(iter(batches), pages))
+    assert [r["side"] for b in kept for r in b.to_pylist()] == [-1, 1, 1, 1]
+    found, at, _, _ = pages.windows(np.array([8, 7, 7], np.int64), np.zeros(3), np.ones(3))
+    assert [found[int(i)].as_py() for i in at] == ["page b eight", "page b seven", "page b seven"]

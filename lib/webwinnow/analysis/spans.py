@@ -496,9 +496,12 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
 
 
 def _string_ranges(texts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """An Arrow string array's UTF-8 buffer and each value's [start, end) in it."""
+    """An Arrow (large) string array's UTF-8 buffer and each value's [start, end) in it."""
+    import pyarrow as pa
+
     n = len(texts)
-    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset : texts.offset + n + 1]
+    wide = pa.types.is_large_string(texts.type) or pa.types.is_large_binary(texts.type)
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int64 if wide else np.int32)[texts.offset : texts.offset + n + 1]
     data = np.frombuffer(texts.buffers()[2], dtype=np.uint8) if texts.buffers()[2] is not None else np.zeros(0, np.uint8)
     return data, offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
 

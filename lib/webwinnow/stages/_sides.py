@@ -348,6 +348,50 @@ class PagesB(NamedTuple):
         return self.texts, at, lo, hi
 
 
+class GrowingPages:
+    """A Spark grow task's pages b as they come in its sorted rows (each before the first of its
+    pairs there): one buffer, grown by doubling, so a window's page is found without copying
+    the pages again for each chunk of pairs."""
+
+    def __init__(self) -> None:
+        self.data = np.zeros(1 << 16, np.uint8)
+        self.bounds = np.zeros(1, np.int64)
+        self.ids = np.zeros(0, np.int64)
+        self.order = np.zeros(0, np.int64)
+
+    def add(self, ids: np.ndarray, texts: pa.StringArray) -> None:
+        """These pages b, their texts (UTF-8, none null)."""
+        if not len(ids):
+            return
+        texts = texts.cast(pa.large_string())
+        offsets = np.frombuffer(texts.buffers()[1], np.int64)[texts.offset : texts.offset + len(texts) + 1]
+        values = np.frombuffer(texts.buffers()[2], np.uint8) if texts.buffers()[2] is not None else np.zeros(0, np.uint8)
+        added = values[offsets[0] : offsets[-1]]
+        end = int(self.bounds[-1])
+        if end + len(added) > len(self.data):
+            grown = np.zeros(max(2 * len(self.data), end + len(added)), np.uint8)
+            grown[:end] = self.data[:end]
+            self.data = grown
+        self.data[end : end + len(added)] = added
+        self.bounds = np.concatenate([self.bounds, end + offsets[1:] - offsets[0]])
+        self.ids = np.concatenate([self.ids, np.asarray(ids, np.int64)])
+        self.order = np.argsort(self.ids, kind="stable")
+
+    def windows(self, doc_b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[pa.Array, np.ndarray, np.ndarray, np.ndarray]:
+        """batch_passages' pages_b for windows [lo, hi) (bytes) of these pages."""
+        n = len(self.ids)
+        at = (
+            self.order[np.minimum(np.searchsorted(self.ids, doc_b, sorter=self.order), max(n - 1, 0))]
+            if n
+            else np.zeros(0, np.int64)
+        )
+        if len(doc_b) and (not n or (self.ids[at] != doc_b).any()):
+            raise ValueError("a pair's page b is not among its grow task's pages")
+        end = int(self.bounds[-1])
+        pages = pa.LargeStringArray.from_buffers(n, pa.py_buffer(self.bounds), pa.py_buffer(self.data[:end]))
+        return pages, at, lo, hi
+
+
 def bucket_rows(files: GrowFiles) -> tuple[PagesB, Iterator[pa.RecordBatch]]:
     """A grow task's pages b, and its rows from the window pass's files sorted by (doc_a, doc_b,
     side) as Spark's shuffle sorted them. Local files are mapped; the pages are copied once, as

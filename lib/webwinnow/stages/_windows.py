@@ -56,6 +56,8 @@ WINDOWS = pa.schema(
         ("tok_end", pa.list_(pa.int32())),
     ]
 )
+#: The side of a row that carries a page b's whole text to a grow task (Spark's path).
+PAGE_B = -2
 #: WINDOWS' values and list columns: null in the rows that carry a whole document or a pair's seeds.
 WINDOW_VALUES = ("start", "end", "open", "norm", "byte_lo", "byte_hi")
 WINDOW_LISTS = ("fp_pos", "fp_boilerplate", "tpl_lo", "tpl_hi", "tok_code", "tok_start", "tok_end")

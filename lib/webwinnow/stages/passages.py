@@ -69,11 +69,12 @@ from ..outputs.tables import (
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, spark_schema
-from ._session import broadcast_rows, cache_level
+from ._session import broadcast_rows, cache_level, shuffle_partitions
 from ._shared import share
-from ._sides import CANDIDATE, REQUESTS, PagesB, bucket_rows, file_sides, listed_seeds, stored_pairs, whole_requests
+from ._sides import CANDIDATE, REQUESTS, GrowingPages, PagesB, bucket_rows, file_sides, listed_seeds, stored_pairs, whole_requests
 from ._windows import (
     KGRAM_SLICE_BYTES,
+    PAGE_B,
     WINDOW_LISTS,
     WINDOW_VALUES,
     WINDOWS,
@@ -315,7 +316,7 @@ def settle(grown: pa.RecordBatch, table: pa.Table, least: int, whole: bool = Fal
     return found, rows(content, schemas.PAIRS), rows(template, TEMPLATE_PAIRS_WRITTEN), redone
 
 
-def grow_arrow(table: pa.Table, cfg: RunConfig, pages_b: PagesB | None = None) -> pa.RecordBatch:
+def grow_arrow(table: pa.Table, cfg: RunConfig, pages_b: PagesB | GrowingPages | None = None) -> pa.RecordBatch:
     """GROWN rows for rows sorted by (doc_a, doc_b, side): per pair its window of a (side 0), of b
     (side 1) and its seeds (with b's window, or side 2). Spans grown inside the windows by one kernel call for the
     whole chunk, or a redo row; a pair missing a row (a document that is not ok) has no passages.
@@ -438,15 +439,15 @@ def run(ctx: StageContext) -> dict:
     template = template_kgrams(spark, out, cfg, shared, max_df)
     shared_template = share(spark, template, out)
 
-    def windows_of(batches):
+    def windows_of(batches):  # without their text: the grow tasks get each page b whole, once
         for batch in batches:
-            yield from window_arrow(batch, cfg, shared.value, shared_template.value)
+            yield from window_arrow(batch, cfg, shared.value, shared_template.value, texts=False)
 
     held: list = [shared, shared_template]  # unpersisted when the stage is done, like the frames
 
     folders = {name: stage_table(out, name) for name in WRITTEN}
 
-    def grown(batches, task: int, whole: bool, pages_b: PagesB | None = None):
+    def grown(batches, task: int, whole: bool, pages_b: PagesB | GrowingPages | None = None):
         """REDO rows of the pairs of these rows (sorted by doc_a, doc_b, side) their windows could
         not settle; every other pair, grown in windows around its seeds or in whole texts, the
         task writes: its row of pairs or template_pairs and its passages, as parts of the staged
@@ -492,10 +493,14 @@ def run(ctx: StageContext) -> dict:
             from pyspark import TaskContext
 
             context = TaskContext.get()
-            yield from grown(batches, first_task + (context.partitionId() if context else 0), whole)
+            pages = GrowingPages()
+            yield from grown(_held_pages(batches, pages), first_task + (context.partitionId() if context else 0), whole, pages)
 
-        rows = _spark_sides(seeds, texts, windows_of, whole, candidate_types)
-        return rows.repartition("doc_a").sortWithinPartitions("doc_a", "doc_b", "side").mapInArrow(grow, spark_schema(REDO))
+        parts = shuffle_partitions(spark)
+        rows = _spark_sides(seeds, texts, windows_of, whole, candidate_types, parts)
+        return (
+            rows.repartition(parts, "doc_a").sortWithinPartitions("doc_a", "doc_b", "side").mapInArrow(grow, spark_schema(REDO))
+        )
 
     # each pair's candidate columns come with its seeds: the grow tasks write its row
     candidates = read_table(spark, out, "candidate_pairs")
@@ -553,11 +558,29 @@ def run(ctx: StageContext) -> dict:
     }
 
 
-def _spark_sides(seeds, texts, windows_of, whole: bool, candidate_types):
+def _held_pages(batches, pages: GrowingPages):
+    """The batches without their rows of pages b (side PAGE_B), which go to `pages`: each comes
+    before the first of its pairs in the sorted rows, so it is there when they are grown."""
+    for batch in batches:
+        side = batch.column("side").to_numpy(zero_copy_only=False)
+        page = side == PAGE_B
+        if page.any():
+            rows = pa.array(np.flatnonzero(page))
+            pages.add(batch.column("doc_b").take(rows).to_numpy(), batch.column("text").take(rows))
+            batch = batch.filter(pa.array(~page))
+        if batch.num_rows:
+            yield batch
+
+
+def _spark_sides(seeds, texts, windows_of, whole: bool, candidate_types, parts: int):
     """GROW_ROWS of the pairs in `seeds` (pair_seeds joined to candidate_pairs), by Spark: the
-    b windows (side 1) cut by tasks that get the pages and their requests grouped, the whole
-    text (side -1) of every page that is some pair's a, and each pair's seeds with its candidate
-    columns in a row of their own (side 2)."""
+    b windows (side 1, without their text) cut by tasks that get the pages and their requests
+    grouped; the whole text of every page b once for each of the `parts` grow partitions that
+    has pairs of it (side PAGE_B, doc_a the least of its pairs' there: Spark's hash partitioning
+    of doc_a sends it where they go, and sorts it before them); the whole text (side -1) of
+    every page that is some pair's a; and each pair's seeds with its candidate columns in a row
+    of their own (side 2). A pair's b window, cut on its own and shuffled with its text, was
+    nine times its page's text on the docs corpus."""
     window_types = spark_schema(WINDOWS)
     seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
     if whole:
@@ -569,6 +592,20 @@ def _spark_sides(seeds, texts, windows_of, whole: bool, candidate_types):
     )
     grouped = requests.groupBy("doc_id").agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
     windows = grouped.join(texts, "doc_id").mapInArrow(windows_of, window_types)
+    # pmod(hash(doc_a), parts): the partition repartition(parts, "doc_a") gives a row
+    firsts = (
+        seeds.select("doc_a", "doc_b")
+        .groupBy("doc_b", F.expr(f"pmod(hash(doc_a), {int(parts)})").alias("part"))
+        .agg(F.min("doc_a").alias("doc_a"))
+    )
+    pages_b = firsts.join(texts.withColumnRenamed("doc_id", "doc_b"), "doc_b").select(
+        "doc_a",
+        "doc_b",
+        F.lit(PAGE_B).alias("side"),
+        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_VALUES),
+        "text",
+        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
+    )
     # Side a travels as its whole text, once per document: a page is in 39 pairs on average (docs
     # corpus), and its windows, cut per pair, were 28 times its text. The grow task cuts side a's
     # windows from it (with_a_windows).
@@ -590,6 +627,7 @@ def _spark_sides(seeds, texts, windows_of, whole: bool, candidate_types):
     )
     return (
         windows.unionByName(documents)
+        .unionByName(pages_b)
         .withColumn("seeds", F.lit(None).cast(seed_type))
         .withColumns({name: F.lit(None).cast(candidate_types[name].dataType) for name in CANDIDATE})
         .unionByName(seed_rows)
