@@ -629,8 +629,8 @@ def test_growing_pages_find_every_page_added_in_pieces():
 
 def test_spark_grow_tasks_hold_the_pages_b_their_rows_bring():
     from webwinnow.stages._sides import GROW_ROWS, GrowingPages
+    from webwinnow.stages._sparksides import held_pages
     from webwinnow.stages._windows import PAGE_B
-    from webwinnow.stages.passages import _held_pages
 
     def rows(part):
         n = len(part)
@@ -649,7 +649,7 @@ def test_spark_grow_tasks_hold_the_pages_b_their_rows_bring():
         rows([(2, 8, 1, None), (3, 7, 1, None)]),
     ]
     pages = GrowingPages()
-    kept = list(_held_pages(iter(batches), pages))
+    kept = list(held_pages(iter(batches), pages))
     assert [r["side"] for b in kept for r in b.to_pylist()] == [-1, 1, 1, 1]
     found, at, _, _ = pages.windows(np.array([8, 7, 7], np.int64), np.zeros(3), np.ones(3))
     assert [found[int(i)].as_py() for i in at] == ["page b eight", "page b seven", "page b seven"]

@@ -72,12 +72,9 @@ from ._frames import read_documents, read_table, spark_schema
 from ._session import broadcast_rows, cache_level, shuffle_partitions
 from ._shared import share
 from ._sides import CANDIDATE, REQUESTS, GrowingPages, PagesB, bucket_rows, file_sides, listed_seeds, stored_pairs, whole_requests
+from ._sparksides import held_pages, packed_pairs, spark_sides
 from ._windows import (
     KGRAM_SLICE_BYTES,
-    PAGE_B,
-    WINDOW_LISTS,
-    WINDOW_VALUES,
-    WINDOWS,
     every_kgram,
     pair_chunks,
     pair_rows,
@@ -494,10 +491,10 @@ def run(ctx: StageContext) -> dict:
 
             context = TaskContext.get()
             pages = GrowingPages()
-            yield from grown(_held_pages(batches, pages), first_task + (context.partitionId() if context else 0), whole, pages)
+            yield from grown(held_pages(batches, pages), first_task + (context.partitionId() if context else 0), whole, pages)
 
         parts = shuffle_partitions(spark)
-        rows = _spark_sides(seeds, texts, windows_of, whole, candidate_types, parts)
+        rows = spark_sides(seeds, texts, windows_of, whole, candidate_types, parts)
         return (
             rows.repartition(parts, "doc_a").sortWithinPartitions("doc_a", "doc_b", "side").mapInArrow(grow, spark_schema(REDO))
         )
@@ -505,7 +502,7 @@ def run(ctx: StageContext) -> dict:
     # each pair's candidate columns come with its seeds: the grow tasks write its row
     candidates = read_table(spark, out, "candidate_pairs")
     candidate_types = candidates.schema
-    seeds = read_table(spark, out, "pair_seeds").join(candidates, ["doc_a", "doc_b"])
+    seeds = packed_pairs(spark, out).join(candidates, ["doc_a", "doc_b"])
     try:
         if row_count(out, "pair_seeds") <= broadcast_rows(spark, 64, BROADCAST_ROWS):
             # Few: the driver holds the pairs, one task per documents file reads its own texts
@@ -556,82 +553,6 @@ def run(ctx: StageContext) -> dict:
         "min_content": min_content(cfg),
         "pairs_grown_from_whole_texts": redone,
     }
-
-
-def _held_pages(batches, pages: GrowingPages):
-    """The batches without their rows of pages b (side PAGE_B), which go to `pages`: each comes
-    before the first of its pairs in the sorted rows, so it is there when they are grown."""
-    for batch in batches:
-        side = batch.column("side").to_numpy(zero_copy_only=False)
-        page = side == PAGE_B
-        if page.any():
-            rows = pa.array(np.flatnonzero(page))
-            pages.add(batch.column("doc_b").take(rows).to_numpy(), batch.column("text").take(rows))
-            batch = batch.filter(pa.array(~page))
-        if batch.num_rows:
-            yield batch
-
-
-def _spark_sides(seeds, texts, windows_of, whole: bool, candidate_types, parts: int):
-    """GROW_ROWS of the pairs in `seeds` (pair_seeds joined to candidate_pairs), by Spark: the
-    b windows (side 1, without their text) cut by tasks that get the pages and their requests
-    grouped; the whole text of every page b once for each of the `parts` grow partitions that
-    has pairs of it (side PAGE_B, doc_a the least of its pairs' there: Spark's hash partitioning
-    of doc_a sends it where they go, and sorts it before them); the whole text (side -1) of
-    every page that is some pair's a; and each pair's seeds with its candidate columns in a row
-    of their own (side 2). A pair's b window, cut on its own and shuffled with its text, was
-    nine times its page's text on the docs corpus."""
-    window_types = spark_schema(WINDOWS)
-    seed_type = spark_schema(schemas.PAIR_SEEDS)["seeds"].dataType
-    if whole:
-        lo_b, hi_b = F.lit(0).cast("long"), F.lit(2**62).cast("long")
-    else:
-        lo_b, hi_b = (F.expr(f"array_{f}(transform(seeds, s -> s.pos_b))").cast("long") for f in ("min", "max"))
-    requests = seeds.select(
-        F.col("doc_b").alias("doc_id"), "doc_a", "doc_b", F.lit(1).alias("side"), lo_b.alias("lo"), hi_b.alias("hi")
-    )
-    grouped = requests.groupBy("doc_id").agg(F.collect_list(F.struct("doc_a", "doc_b", "side", "lo", "hi")).alias("requests"))
-    windows = grouped.join(texts, "doc_id").mapInArrow(windows_of, window_types)
-    # pmod(hash(doc_a), parts): the partition repartition(parts, "doc_a") gives a row
-    firsts = (
-        seeds.select("doc_a", "doc_b")
-        .groupBy("doc_b", F.expr(f"pmod(hash(doc_a), {int(parts)})").alias("part"))
-        .agg(F.min("doc_a").alias("doc_a"))
-    )
-    pages_b = firsts.join(texts.withColumnRenamed("doc_id", "doc_b"), "doc_b").select(
-        "doc_a",
-        "doc_b",
-        F.lit(PAGE_B).alias("side"),
-        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_VALUES),
-        "text",
-        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
-    )
-    # Side a travels as its whole text, once per document: a page is in 39 pairs on average (docs
-    # corpus), and its windows, cut per pair, were 28 times its text. The grow task cuts side a's
-    # windows from it (with_a_windows).
-    documents = texts.join(seeds.select(F.col("doc_a").alias("doc_id")), "doc_id", "left_semi").select(
-        F.col("doc_id").alias("doc_a"),
-        F.lit(-1).cast("long").alias("doc_b"),
-        F.lit(-1).alias("side"),
-        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_VALUES),
-        "text",
-        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in WINDOW_LISTS),
-    )
-    seed_rows = seeds.select(
-        "doc_a",
-        "doc_b",
-        F.lit(2).alias("side"),
-        *(F.lit(None).cast(window_types[name].dataType).alias(name) for name in (*WINDOW_VALUES, "text", *WINDOW_LISTS)),
-        "seeds",
-        *CANDIDATE,
-    )
-    return (
-        windows.unionByName(documents)
-        .unionByName(pages_b)
-        .withColumn("seeds", F.lit(None).cast(seed_type))
-        .withColumns({name: F.lit(None).cast(candidate_types[name].dataType) for name in CANDIDATE})
-        .unionByName(seed_rows)
-    )
 
 
 #: Up to this many rows of passages and template_pairs, their statistics are summed on the
