@@ -26,6 +26,9 @@ def test_distinct_values_and_counts_are_np_uniques(values, dtype):
     scratch = array.copy()
     assert np.array_equal(occurrences(scratch, overwrite=True), counts)
     assert np.array_equal(scratch, np.sort(array))  # sorted where it lies, as asked
+    # documents' distinct values one after the other, merged by the stable sort: the same counts
+    halves = np.concatenate([distinct(array[: len(array) // 2]), distinct(array[len(array) // 2 :])])
+    assert np.array_equal(occurrences(halves, runs=True), occurrences(halves))
 
 
 def test_the_input_is_left_as_it_was_and_a_table_is_refused():

@@ -35,17 +35,19 @@ def distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[starts], _lengths(starts, ordered.size)
 
 
-def occurrences(values: np.ndarray, overwrite: bool = False) -> np.ndarray:
+def occurrences(values: np.ndarray, overwrite: bool = False, runs: bool = False) -> np.ndarray:
     """How often each distinct value occurs, in value order (distinct_counts' counts), with no
     array of the distinct values made (millions of k-gram hashes). overwrite: sort `values`
-    itself (a temporary of the caller's), not a copy."""
+    itself (a temporary of the caller's), not a copy. runs: `values` is sorted runs (documents'
+    distinct hashes one after the other), which NumPy's stable sort (timsort) merges in half
+    the time of its default sort; any order gives the same counts."""
     values = np.asarray(values)
     if values.ndim != 1:
         raise ValueError("occurrences takes a one-dimensional array")
     if not values.size:
         return np.zeros(0, np.int64)
     ordered = values if overwrite else np.array(values, copy=True)
-    ordered.sort()
+    ordered.sort(kind="stable" if runs else None)
     return _lengths(np.flatnonzero(_firsts(ordered)), ordered.size)
 
 

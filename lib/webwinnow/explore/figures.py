@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -299,10 +299,13 @@ def png_bytes(fig) -> bytes:
 
 def save(fig, path: str | os.PathLike[str]) -> Path:
     """Write the figure as PNG (atomically: a reader never sees half a file)."""
-    path = Path(path)
+    return _write_png(Path(path), png_bytes(fig))
+
+
+def _write_png(path: Path, png: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(png_bytes(fig))
+    tmp.write_bytes(png)
     os.replace(tmp, path)
     return path
 
@@ -429,22 +432,61 @@ FIGURES = (
 )
 
 
-def write_figures(run: RunOutput, folder: str | os.PathLike[str], max_docs: int | None = 2000) -> list[FigureEntry]:
-    """Draw every figure of FIGURES for the run into folder; per-document analyses on a sample
-    of max_docs documents (None: all). A figure that cannot be drawn is listed with the reason
-    (and a warning), so one odd table never costs the report its other figures."""
+#: The figures one task each draws when the report stage draws them in parallel
+#: (stages.report): every group reads the document sample's k-grams once, and the groups take
+#: about as long as each other (on the docs corpus, 2.7 and 2.8 CPU-s).
+FIGURE_GROUPS = (
+    ("rank_frequency_kgrams.png", "gaps.png"),
+    ("fit_residuals.png", "max_df.png", "density_by_w.png", "robust.png", "pairs_scatter.png", "passage_lengths.png"),
+)
+
+
+def drawn(run: RunOutput, names: Iterable[str], max_docs: int | None = 2000) -> list[tuple[str, bytes | None, str]]:
+    """(name, PNG, error) of each named figure of FIGURES, in its order; where one cannot be
+    drawn, no PNG and the error (one odd table never costs the report its other figures)."""
+    wanted = set(names)
+    unknown = wanted - figure_names()
+    if unknown:
+        raise ValueError(f"not figures of the report: {', '.join(sorted(unknown))}")
+    got: list[tuple[str, bytes | None, str]] = []
+    for spec in FIGURES:
+        if spec.name not in wanted:
+            continue
+        try:
+            got.append((spec.name, png_bytes(spec.draw(run, max_docs)), ""))
+        except Exception as exc:  # noqa: BLE001 - reported on the page and in the log, not lost
+            got.append((spec.name, None, f"{type(exc).__name__}: {exc}"))
+    return got
+
+
+def figure_entries(
+    run: RunOutput, folder: str | os.PathLike[str], pngs: Mapping[str, tuple[bytes | None, str]], max_docs: int | None = 2000
+) -> list[FigureEntry]:
+    """Write the PNGs of `pngs` (name -> (PNG, error), as `drawn` gives them, for every figure of
+    FIGURES) into folder; their entries for the figures page, in FIGURES' order, an error where a
+    figure could not be drawn (and a warning)."""
     folder = Path(folder)
     docs = int(run.stats("doc_stats").get("documents", 0))
     sampled = f" Per-document parts: {min(docs, max_docs):,} of {docs:,} documents." if max_docs and docs > max_docs else ""
     entries = []
     for spec in FIGURES:
-        try:
-            save(spec.draw(run, max_docs), folder / spec.name)
+        png, error = pngs[spec.name]
+        if png is not None:
+            _write_png(folder / spec.name, png)
             entries.append(FigureEntry(spec.name, spec.title, spec.caption + sampled, spec.notebook))
-        except Exception as exc:  # noqa: BLE001 - reported on the page and in the log, not lost
-            warnings.warn(f"report: {spec.name} not drawn: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
-            entries.append(FigureEntry(spec.name, spec.title, spec.caption, spec.notebook, error=f"{type(exc).__name__}: {exc}"))
+        else:
+            warnings.warn(f"report: {spec.name} not drawn: {error}", RuntimeWarning, stacklevel=2)
+            entries.append(FigureEntry(spec.name, spec.title, spec.caption, spec.notebook, error=error))
     return entries
+
+
+def write_figures(run: RunOutput, folder: str | os.PathLike[str], max_docs: int | None = 2000) -> list[FigureEntry]:
+    """Draw every figure of FIGURES for the run into folder; per-document analyses on a sample
+    of max_docs documents (None: all). A figure that cannot be drawn is listed with the reason
+    (and a warning), so one odd table never costs the report its other figures."""
+    return figure_entries(
+        run, folder, {name: (png, error) for name, png, error in drawn(run, figure_names(), max_docs)}, max_docs
+    )
 
 
 def figure_names() -> set[str]:

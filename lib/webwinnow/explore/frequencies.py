@@ -79,7 +79,7 @@ def sample_curves(run: RunOutput, max_docs: int | None = 2000) -> tuple[Curve, C
     def curve(label: str, per_doc: list[np.ndarray]) -> Curve:
         if not per_doc:
             return Curve.of_counts(label, np.zeros(0, np.int64), n)
-        counts = occurrences(np.concatenate(per_doc), overwrite=True)
+        counts = occurrences(np.concatenate(per_doc), overwrite=True, runs=True)
         return Curve.of_counts(label, counts, n)
 
     return (curve(f"all k-grams, {n:,} documents", every), curve(f"fingerprints, the same {n:,} documents", chosen))

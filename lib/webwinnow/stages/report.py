@@ -5,11 +5,16 @@ Only what a person can read is collected to the driver: the top pairs (report.pa
 and passages of the first report.details of them, the most frequent hashes, and the
 run-length-encoded rank–frequency curve (stages._reportrows: read with pyarrow on the driver
 when a table is small, in Spark when not). The figures page (webwinnow.explore.figures) is drawn
-on the driver from the tables with pyarrow, its per-document parts on report.figure_docs
-documents.
+from the tables with pyarrow, its per-document parts on report.figure_docs documents, by Spark
+tasks (a group of figures each) while the driver writes the other pages: the executors wait
+for the report otherwise, and the figures are most of its time.
 """
 
 from __future__ import annotations
+
+import warnings
+
+import pyarrow as pa
 
 from ..config import RunConfig
 from ..errors import UserError
@@ -17,6 +22,8 @@ from ..htmlreport import PairView, write_report
 from ..htmlreport.summary import headline
 from ..outputs.tables import read_arrow, table_meta, write_folder
 from . import WRITER, StageContext
+from ._faults import injected_stages, maybe_fail
+from ._frames import spark_schema
 from ._reportrows import pair_details, run_pages, top_hashes, top_pairs
 
 #: The tables whose stages' statistics the summary shows, and which of their keys it lifts up.
@@ -106,10 +113,75 @@ def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool, 
     )
 
 
+#: A figure group's PNGs, as its task returns them (explore.figures.drawn).
+FIGURE_ROWS = pa.schema([("name", pa.string()), ("png", pa.binary()), ("error", pa.string())])
+
+
+class _Figures:
+    """The figures page's PNGs, drawn by one Spark task per group of explore.figures.FIGURE_GROUPS
+    in a thread of the driver's (the job runs beside the driver's other work); write() waits for
+    them, and draws on the driver any the tasks did not give (their job failed: an executor
+    without matplotlib, say, or a figure that failed there)."""
+
+    def __init__(self, spark, out: str, max_docs: int) -> None:
+        from pyspark import InheritableThread
+
+        self.out, self.max_docs = out, max_docs
+        self.pngs: dict[str, tuple[bytes | None, str]] = {}
+        self.failed = ""
+        self._thread = InheritableThread(lambda: self._draw(spark), session=spark)
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _draw(self, spark) -> None:
+        from ..explore.figures import FIGURE_GROUPS
+
+        out, max_docs = self.out, self.max_docs
+        inject = injected_stages(spark)
+
+        def draw(batches):
+            from ..explore.figures import drawn
+            from ..explore.run import RunOutput
+
+            run = RunOutput(out, tables_in=out)
+            for batch in batches:
+                for group in batch.column("id").to_pylist():
+                    maybe_fail("report", inject)
+                    got = drawn(run, FIGURE_GROUPS[group], max_docs)
+                    yield pa.RecordBatch.from_pylist(
+                        [dict(zip(("name", "png", "error"), g, strict=True)) for g in got], FIGURE_ROWS
+                    )
+
+        groups = len(FIGURE_GROUPS)
+        try:
+            got = spark.range(0, groups, 1, groups).mapInArrow(draw, spark_schema(FIGURE_ROWS)).toArrow()
+        except Exception as exc:  # noqa: BLE001 - the driver draws them instead
+            self.failed = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            return
+        for name, png, error in zip(*(got.column(c).to_pylist() for c in FIGURE_ROWS.names), strict=True):
+            self.pngs[name] = (png, error or "")
+
+    def write(self, folder):
+        from ..explore.figures import drawn, figure_entries, figure_names
+        from ..explore.run import RunOutput
+
+        self._thread.join()
+        run = RunOutput(self.out, tables_in=self.out)
+        missing = {name for name in figure_names() if self.pngs.get(name, (None, ""))[0] is None}
+        if self.failed:
+            warnings.warn(
+                f"report: the figures' Spark tasks failed ({self.failed}); drawn on the driver", RuntimeWarning, stacklevel=2
+            )
+        if missing:
+            self.pngs.update({name: (png, error) for name, png, error in drawn(run, missing, self.max_docs)})
+        return figure_entries(run, folder, self.pngs, self.max_docs)
+
+
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     rcfg = cfg.report
     stats = _stats(cfg, out)
+    figures = _Figures(spark, out, rcfg.figure_docs) if rcfg.figure_docs else None
     top, total = top_pairs(spark, out, rcfg.pairs)
     cross, total_cross = top_pairs(spark, out, rcfg.pairs, cross_host=True)
     stats["cross_host_pairs"] = total_cross
@@ -141,12 +213,6 @@ def run(ctx: StageContext) -> dict:
     fit = stats["stages"].get(WRITER["rank_freq"].name, {}).get("fit", {})
     stats["headline"] = headline({**stats, "fit": fit}, runs, pairs[0] if pairs else None)
 
-    def draw(folder):
-        from ..explore.figures import write_figures
-        from ..explore.run import RunOutput
-
-        return write_figures(RunOutput(out, tables_in=out), folder, max_docs=rcfg.figure_docs)
-
     def write(folder: str):
         return write_report(
             folder,
@@ -156,7 +222,7 @@ def run(ctx: StageContext) -> dict:
             rank_freq=runs,
             fit=fit,
             detail_pages=rcfg.details,
-            figures=draw if rcfg.figure_docs else None,
+            figures=figures.write if figures else None,
             total_pairs=total,
             cross_host=cross_views,
             total_cross_host=total_cross,
