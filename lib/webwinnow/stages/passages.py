@@ -36,6 +36,7 @@ pair in Spark (40.6 M on a 1.36 M-page crawl) took three joins and two writes ov
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -426,8 +427,20 @@ def _offsets(lists: pa.ListArray) -> np.ndarray:
     return offsets - offsets[0]
 
 
+def _soon(fn, *args) -> Future:
+    """fn(*args) in a thread of its own: what the driver reads while a Spark job runs."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="webwinnow-passages")
+    try:
+        return pool.submit(fn, *args)
+    finally:
+        pool.shutdown(wait=False)
+
+
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
+    # Few pairs: the driver holds them, read with pyarrow while the template's Spark job runs
+    few_pairs = row_count(out, "pair_seeds") <= broadcast_rows(spark, 64, BROADCAST_ROWS)
+    pairs_read = _soon(stored_pairs, out) if few_pairs else None
     max_df = read_table_config(out, "candidate_pairs")["max_df"]
     boilerplate = boilerplate_array(spark, out, max_df)
     shared = share(spark, boilerplate, out)
@@ -504,12 +517,13 @@ def run(ctx: StageContext) -> dict:
     candidate_types = candidates.schema
     seeds = packed_pairs(spark, out).join(candidates, ["doc_a", "doc_b"])
     try:
-        if row_count(out, "pair_seeds") <= broadcast_rows(spark, 64, BROADCAST_ROWS):
+        if few_pairs:
             # Few: the driver holds the pairs, one task per documents file reads its own texts
             # (pyarrow), cuts the b windows and sends the a texts, each b window with its pair's
             # seeds and candidate columns: no text goes through the JVM, and no pair through
             # Spark's shuffle.
-            listed = stored_pairs(out)
+            assert pairs_read is not None
+            listed = pairs_read.result()
             redo = grown_in_files(listed, whole=False)
             redone = redo.num_rows
             if redone:
