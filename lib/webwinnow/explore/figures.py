@@ -433,11 +433,13 @@ FIGURES = (
 
 
 #: The figures one task each draws when the report stage draws them in parallel
-#: (stages.report): every group reads the document sample's k-grams once, and the groups take
-#: about as long as each other (on the docs corpus, 2.7 and 2.8 CPU-s).
+#: (stages.report). The first group holds every figure of the document sample (its k-grams,
+#: read and hashed once), the second the others, drawn from tables: on the docs corpus 4.0-4.8
+#: and 1.8-2.0 CPU-s, the second beside the driver's pages (2.5), where splitting the sample's
+#: figures between the two read and hashed the sample twice (6.8-8.4 CPU-s in all, not 6.0-6.6).
 FIGURE_GROUPS = (
-    ("rank_frequency_kgrams.png", "gaps.png"),
-    ("fit_residuals.png", "max_df.png", "density_by_w.png", "robust.png", "pairs_scatter.png", "passage_lengths.png"),
+    ("rank_frequency_kgrams.png", "gaps.png", "density_by_w.png", "robust.png"),
+    ("fit_residuals.png", "max_df.png", "pairs_scatter.png", "passage_lengths.png"),
 )
 
 
