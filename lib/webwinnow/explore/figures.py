@@ -432,15 +432,11 @@ FIGURES = (
 )
 
 
-#: The figures one task each draws when the report stage draws them in parallel
-#: (stages.report). The first group holds every figure of the document sample (its k-grams,
-#: read and hashed once), the second the others, drawn from tables: on the docs corpus 4.0-4.8
-#: and 1.8-2.0 CPU-s, the second beside the driver's pages (2.5), where splitting the sample's
-#: figures between the two read and hashed the sample twice (6.8-8.4 CPU-s in all, not 6.0-6.6).
-FIGURE_GROUPS = (
-    ("rank_frequency_kgrams.png", "gaps.png", "density_by_w.png", "robust.png"),
-    ("fit_residuals.png", "max_df.png", "pairs_scatter.png", "passage_lengths.png"),
-)
+#: The figures of the document sample (its k-grams, read and hashed once for all of them): the
+#: report stage has a Spark task draw them while the driver writes its pages and draws the
+#: others from the tables (stages.report). On the docs corpus 4.0-4.8 CPU-s in the task, against
+#: the driver's 2.5 for its pages and 1.8-2.0 for the other figures.
+SAMPLE_FIGURES = ("rank_frequency_kgrams.png", "gaps.png", "density_by_w.png", "robust.png")
 
 
 def drawn(run: RunOutput, names: Iterable[str], max_docs: int | None = 2000) -> list[tuple[str, bytes | None, str]]:

@@ -5,9 +5,9 @@ Only what a person can read is collected to the driver: the top pairs (report.pa
 and passages of the first report.details of them, the most frequent hashes, and the
 run-length-encoded rank–frequency curve (stages._reportrows: read with pyarrow on the driver
 when a table is small, in Spark when not). The figures page (webwinnow.explore.figures) is drawn
-from the tables with pyarrow, its per-document parts on report.figure_docs documents, by Spark
-tasks (a group of figures each) while the driver writes the other pages: the executors wait
-for the report otherwise, and the figures are most of its time.
+from the tables with pyarrow, its per-document parts on report.figure_docs documents: those by
+a Spark task while the driver writes the other pages and draws the other figures (the
+executors wait for the report otherwise, and the sample's figures are most of its time).
 """
 
 from __future__ import annotations
@@ -113,15 +113,16 @@ def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool, 
     )
 
 
-#: A figure group's PNGs, as its task returns them (explore.figures.drawn).
+#: The sample's figures as their task returns them (explore.figures.drawn).
 FIGURE_ROWS = pa.schema([("name", pa.string()), ("png", pa.binary()), ("error", pa.string())])
 
 
 class _Figures:
-    """The figures page's PNGs, drawn by one Spark task per group of explore.figures.FIGURE_GROUPS
-    in a thread of the driver's (the job runs beside the driver's other work); write() waits for
-    them, and draws on the driver any the tasks did not give (their job failed: an executor
-    without matplotlib, say, or a figure that failed there)."""
+    """The figures page's PNGs: those of the document sample (explore.figures.SAMPLE_FIGURES,
+    most of the page's time) drawn by a Spark task in a thread of the driver's, so that the job
+    runs beside the driver's other pages; write() draws the others on the driver, waits for the
+    task's, and draws any the task did not give (its job failed: an executor without matplotlib,
+    say, or a figure that failed there)."""
 
     def __init__(self, spark, out: str, max_docs: int) -> None:
         from pyspark import InheritableThread
@@ -134,7 +135,7 @@ class _Figures:
         self._thread.start()
 
     def _draw(self, spark) -> None:
-        from ..explore.figures import FIGURE_GROUPS
+        from ..explore.figures import SAMPLE_FIGURES
 
         out, max_docs = self.out, self.max_docs
         inject = injected_stages(spark)
@@ -143,18 +144,13 @@ class _Figures:
             from ..explore.figures import drawn
             from ..explore.run import RunOutput
 
-            run = RunOutput(out, tables_in=out)
-            for batch in batches:
-                for group in batch.column("id").to_pylist():
-                    maybe_fail("report", inject)
-                    got = drawn(run, FIGURE_GROUPS[group], max_docs)
-                    yield pa.RecordBatch.from_pylist(
-                        [dict(zip(("name", "png", "error"), g, strict=True)) for g in got], FIGURE_ROWS
-                    )
+            for _ in batches:
+                maybe_fail("report", inject)
+                got = drawn(RunOutput(out, tables_in=out), SAMPLE_FIGURES, max_docs)
+                yield pa.RecordBatch.from_pylist([dict(zip(FIGURE_ROWS.names, g, strict=True)) for g in got], FIGURE_ROWS)
 
-        groups = len(FIGURE_GROUPS)
         try:
-            got = spark.range(0, groups, 1, groups).mapInArrow(draw, spark_schema(FIGURE_ROWS)).toArrow()
+            got = spark.range(0, 1, 1, 1).mapInArrow(draw, spark_schema(FIGURE_ROWS)).toArrow()
         except Exception as exc:  # noqa: BLE001 - the driver draws them instead
             self.failed = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             return
@@ -162,19 +158,20 @@ class _Figures:
             self.pngs[name] = (png, error or "")
 
     def write(self, folder):
-        from ..explore.figures import drawn, figure_entries, figure_names
+        from ..explore.figures import SAMPLE_FIGURES, drawn, figure_entries, figure_names
         from ..explore.run import RunOutput
 
-        self._thread.join()
         run = RunOutput(self.out, tables_in=self.out)
-        missing = {name for name in figure_names() if self.pngs.get(name, (None, ""))[0] is None}
+        pngs = {name: (png, error) for name, png, error in drawn(run, figure_names() - set(SAMPLE_FIGURES), self.max_docs)}
+        self._thread.join()
         if self.failed:
             warnings.warn(
-                f"report: the figures' Spark tasks failed ({self.failed}); drawn on the driver", RuntimeWarning, stacklevel=2
+                f"report: the figures' Spark task failed ({self.failed}); drawn on the driver", RuntimeWarning, stacklevel=2
             )
-        if missing:
-            self.pngs.update({name: (png, error) for name, png, error in drawn(run, missing, self.max_docs)})
-        return figure_entries(run, folder, self.pngs, self.max_docs)
+        missing = {name for name in SAMPLE_FIGURES if self.pngs.get(name, (None, ""))[0] is None}
+        pngs.update({name: got for name, got in self.pngs.items() if name not in missing})
+        pngs.update({name: (png, error) for name, png, error in drawn(run, missing, self.max_docs)})
+        return figure_entries(run, folder, pngs, self.max_docs)
 
 
 def run(ctx: StageContext) -> dict:
