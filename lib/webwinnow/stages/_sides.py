@@ -33,7 +33,6 @@ from ..config import RunConfig
 from ..core.distinct import distinct
 from ..outputs.tables import parquet_files, read_arrow, stage_table, table_meta
 from ._frames import spark_schema
-from ._session import default_parallelism
 from ._shared import share
 from ._windows import WINDOW_LISTS, WINDOW_VALUES, WINDOWS, window_arrow
 
@@ -141,30 +140,49 @@ def _listed(packed: pa.BinaryArray) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array((bounds - bounds[0]) // 8, pa.int32()), struct, type=SEEDS, mask=packed.is_null())
 
 
-def file_sides(
-    spark: SparkSession, out: str, pairs: pa.Table, cfg: RunConfig, shared, template, held: list, folder: str
-) -> list[GrowFiles]:
-    """GROW_ROWS from one task per Parquet file of the documents (the indexed ones too, in a
-    check), for the PAIR_REQUESTS `pairs`: per pair whose page b the file holds, b's window (cut
-    as the window pass cuts it, without its text) with the pair's seeds and candidate columns;
-    the whole text of every page that is some pair's a (side -1); and in files of their own
-    (PAGE_ROWS), the whole text of every page b, once for each grow task that has pairs of it. One more task hands on the pairs whose b no
-    file holds as an ok page: their seeds alone (side 2).
+class SidesPlan(NamedTuple):
+    """What file_sides' job needs made on the driver first (plan_sides): the documents' files,
+    the staged folder, per file the name of its part of the pairs (and one more for the pairs
+    whose b no file holds), the pages a (sorted ids), and the number of grow tasks."""
 
-    The rows go to the grow tasks through files, not a Spark shuffle: each task writes its rows
-    for grow task g (by doc_a) to an Arrow IPC file of the staged folder `folder` (the caller
-    drops it when the stage is done), and the grow task reads and sorts them (bucket_rows).
-    Spark's shuffle converted, sorted and converted back every row, about 6 of the stage's
-    JVM CPU-seconds on the docs corpus. Returns, per grow task, the files it reads. The a
-    pages' ids travel to every task, shared, appended to `held` to be unpersisted."""
+    files: list[str]
+    staged: str
+    names: list[str]
+    firsts: np.ndarray
+    buckets: int
+
+
+def plan_sides(out: str, pairs: pa.Table, folder: str, cores: int) -> SidesPlan:
+    """The SidesPlan of the PAIR_REQUESTS `pairs`, with `folder` the staged folder of their parts
+    (the caller drops it when the stage is done). Reads the documents' metadata and writes the
+    pairs' parts, no Spark: the passages stage makes it while a Spark job runs."""
     files = [f for name in ("documents", "indexed_documents") if table_meta(out, name) for f in parquet_files(out, name)]
     staged = stage_table(out, folder)
     pages = ok_pages(files)
     names = _split(pairs, pages, len(files), staged)
     seeded = pc.greater(pc.binary_length(pairs.column("seeds")), 0)
-    firsts = share(spark, distinct(pairs.column("doc_a").filter(seeded).to_numpy()), out)
+    firsts = distinct(pairs.column("doc_a").filter(seeded).to_numpy())
+    return SidesPlan(files, staged, names, firsts, grow_tasks(pairs, pages, cores))
+
+
+def file_sides(spark: SparkSession, out: str, plan: SidesPlan, cfg: RunConfig, shared, template, held: list) -> list[GrowFiles]:
+    """GROW_ROWS from one task per Parquet file of the documents (the indexed ones too, in a
+    check), for the pairs of `plan` (plan_sides): per pair whose page b the file holds, b's
+    window (cut as the window pass cuts it, without its text) with the pair's seeds and
+    candidate columns; the whole text of every page that is some pair's a (side -1); and in
+    files of their own (PAGE_ROWS), the whole text of every page b, once for each grow task that
+    has pairs of it. One more task hands on the pairs whose b no file holds as an ok page: their
+    seeds alone (side 2).
+
+    The rows go to the grow tasks through files, not a Spark shuffle: each task writes its rows
+    for grow task g (by doc_a) to an Arrow IPC file of the plan's staged folder, and the grow
+    task reads and sorts them (bucket_rows). Spark's shuffle converted, sorted and converted
+    back every row, about 6 of the stage's JVM CPU-seconds on the docs corpus. Returns, per grow
+    task, the files it reads. The a pages' ids travel to every task, shared, appended to `held`
+    to be unpersisted."""
+    files, staged, names, buckets = plan.files, plan.staged, plan.names, plan.buckets
+    firsts = share(spark, plan.firsts, out)
     held.append(firsts)
-    buckets = grow_tasks(pairs, pages, default_parallelism(spark))
 
     def sides_of(batches):
         for batch in batches:

@@ -70,9 +70,21 @@ from ..outputs.tables import (
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_documents, read_table, spark_schema
-from ._session import broadcast_rows, cache_level, shuffle_partitions
+from ._session import broadcast_rows, cache_level, default_parallelism, shuffle_partitions
 from ._shared import share
-from ._sides import CANDIDATE, REQUESTS, GrowingPages, PagesB, bucket_rows, file_sides, listed_seeds, stored_pairs, whole_requests
+from ._sides import (
+    CANDIDATE,
+    REQUESTS,
+    GrowingPages,
+    PagesB,
+    SidesPlan,
+    bucket_rows,
+    file_sides,
+    listed_seeds,
+    plan_sides,
+    stored_pairs,
+    whole_requests,
+)
 from ._sparksides import held_pages, packed_pairs, spark_sides
 from ._windows import (
     KGRAM_SLICE_BYTES,
@@ -427,6 +439,12 @@ def _offsets(lists: pa.ListArray) -> np.ndarray:
     return offsets - offsets[0]
 
 
+def _planned(out: str, cores: int) -> tuple[pa.Table, SidesPlan]:
+    """The stored pairs, and the window pass's plan for them."""
+    listed = stored_pairs(out)
+    return listed, plan_sides(out, listed, REQUESTS, cores)
+
+
 def _soon(fn, *args) -> Future:
     """fn(*args) in a thread of its own: what the driver reads while a Spark job runs."""
     pool = ThreadPoolExecutor(1, thread_name_prefix="webwinnow-passages")
@@ -438,98 +456,103 @@ def _soon(fn, *args) -> Future:
 
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
-    # Few pairs: the driver holds them, read with pyarrow while the template's Spark job runs
+    # Few pairs: the driver holds them, read with pyarrow and split by the documents' files
+    # while the template's Spark job runs
     few_pairs = row_count(out, "pair_seeds") <= broadcast_rows(spark, 64, BROADCAST_ROWS)
-    pairs_read = _soon(stored_pairs, out) if few_pairs else None
-    max_df = read_table_config(out, "candidate_pairs")["max_df"]
-    boilerplate = boilerplate_array(spark, out, max_df)
-    shared = share(spark, boilerplate, out)
-    inject = injected_stages(spark)
-    texts = read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
-    template = template_kgrams(spark, out, cfg, shared, max_df)
-    shared_template = share(spark, template, out)
-
-    def windows_of(batches):  # without their text: the grow tasks get each page b whole, once
-        for batch in batches:
-            yield from window_arrow(batch, cfg, shared.value, shared_template.value, texts=False)
-
-    held: list = [shared, shared_template]  # unpersisted when the stage is done, like the frames
-
-    folders = {name: stage_table(out, name) for name in WRITTEN}
-
-    def grown(batches, task: int, whole: bool, pages_b: PagesB | GrowingPages | None = None):
-        """REDO rows of the pairs of these rows (sorted by doc_a, doc_b, side) their windows could
-        not settle; every other pair, grown in windows around its seeds or in whole texts, the
-        task writes: its row of pairs or template_pairs and its passages, as parts of the staged
-        tables."""
-        writers = [PartWriter(folders[name], task, schema, GROUP_ROWS) for name, schema in WRITTEN.items()]
-        try:
-            for chunk in pair_chunks(batches):
-                maybe_fail("passages", inject)
-                table = with_a_windows(listed_seeds(chunk), cfg, shared.value, shared_template.value, whole)
-                *written, again = settle(grow_arrow(table, cfg, pages_b), table, min_content(cfg), whole)
-                for writer, batch in zip(writers, written, strict=True):
-                    writer.write(batch)
-                yield again
-            for writer in writers:
-                writer.close()
-        except BaseException:
-            for writer in writers:
-                writer.abort()
-            raise
-
-    def grown_in_files(listed: pa.Table, whole: bool) -> pa.Table:
-        """REDO rows of the PAIR_REQUESTS `listed`, grown by tasks that read the window pass's
-        files (stages._sides): the driver holds the pairs."""
-        tasks = file_sides(spark, out, listed, cfg, shared, shared_template, held, REQUESTS + ("_whole" if whole else ""))
-        first_task = WHOLE_TASKS if whole else 0
-
-        def grow(batches):
-            for batch in batches:
-                for g in batch.column("id").to_pylist():
-                    pages_b, rows = bucket_rows(tasks[g])
-                    yield from grown(rows, first_task + g, whole, pages_b)
-
-        got = spark.range(0, len(tasks), 1, max(1, len(tasks))).mapInArrow(grow, spark_schema(REDO)).toArrow()
-        return got.cast(REDO)
-
-    def grown_in_spark(seeds, whole: bool):
-        """REDO rows of the pairs in `seeds`, grown after Spark's shuffle brought each document
-        (side -1), the b windows of its pairs (side 1) and their seeds with their candidate
-        columns (side 2) together."""
-        first_task = WHOLE_TASKS if whole else 0
-
-        def grow(batches):
-            from pyspark import TaskContext
-
-            context = TaskContext.get()
-            pages = GrowingPages()
-            yield from grown(held_pages(batches, pages), first_task + (context.partitionId() if context else 0), whole, pages)
-
-        parts = shuffle_partitions(spark)
-        rows = spark_sides(seeds, texts, windows_of, whole, candidate_types, parts)
-        return (
-            rows.repartition(parts, "doc_a").sortWithinPartitions("doc_a", "doc_b", "side").mapInArrow(grow, spark_schema(REDO))
-        )
-
-    # each pair's candidate columns come with its seeds: the grow tasks write its row
-    candidates = read_table(spark, out, "candidate_pairs")
-    candidate_types = candidates.schema
-    seeds = packed_pairs(spark, out).join(candidates, ["doc_a", "doc_b"])
+    cores = default_parallelism(spark)
+    planned = _soon(_planned, out, cores) if few_pairs else None
+    held: list = []  # shared values and frames, unpersisted when the stage is done
     try:
+        max_df = read_table_config(out, "candidate_pairs")["max_df"]
+        boilerplate = boilerplate_array(spark, out, max_df)
+        shared = share(spark, boilerplate, out)
+        held.append(shared)
+        inject = injected_stages(spark)
+        texts = read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
+        template = template_kgrams(spark, out, cfg, shared, max_df)
+        shared_template = share(spark, template, out)
+        held.append(shared_template)
+
+        def windows_of(batches):  # without their text: the grow tasks get each page b whole, once
+            for batch in batches:
+                yield from window_arrow(batch, cfg, shared.value, shared_template.value, texts=False)
+
+        folders = {name: stage_table(out, name) for name in WRITTEN}
+
+        def grown(batches, task: int, whole: bool, pages_b: PagesB | GrowingPages | None = None):
+            """REDO rows of the pairs of these rows (sorted by doc_a, doc_b, side) their windows could
+            not settle; every other pair, grown in windows around its seeds or in whole texts, the
+            task writes: its row of pairs or template_pairs and its passages, as parts of the staged
+            tables."""
+            writers = [PartWriter(folders[name], task, schema, GROUP_ROWS) for name, schema in WRITTEN.items()]
+            try:
+                for chunk in pair_chunks(batches):
+                    maybe_fail("passages", inject)
+                    table = with_a_windows(listed_seeds(chunk), cfg, shared.value, shared_template.value, whole)
+                    *written, again = settle(grow_arrow(table, cfg, pages_b), table, min_content(cfg), whole)
+                    for writer, batch in zip(writers, written, strict=True):
+                        writer.write(batch)
+                    yield again
+                for writer in writers:
+                    writer.close()
+            except BaseException:
+                for writer in writers:
+                    writer.abort()
+                raise
+
+        def grown_in_files(plan: SidesPlan, whole: bool) -> pa.Table:
+            """REDO rows of the pairs of `plan`, grown by tasks that read the window pass's files
+            (stages._sides): the driver holds the pairs."""
+            tasks = file_sides(spark, out, plan, cfg, shared, shared_template, held)
+            first_task = WHOLE_TASKS if whole else 0
+
+            def grow(batches):
+                for batch in batches:
+                    for g in batch.column("id").to_pylist():
+                        pages_b, rows = bucket_rows(tasks[g])
+                        yield from grown(rows, first_task + g, whole, pages_b)
+
+            got = spark.range(0, len(tasks), 1, max(1, len(tasks))).mapInArrow(grow, spark_schema(REDO)).toArrow()
+            return got.cast(REDO)
+
+        def grown_in_spark(seeds, whole: bool):
+            """REDO rows of the pairs in `seeds`, grown after Spark's shuffle brought each document
+            (side -1), the b windows of its pairs (side 1) and their seeds with their candidate
+            columns (side 2) together."""
+            first_task = WHOLE_TASKS if whole else 0
+
+            def grow(batches):
+                from pyspark import TaskContext
+
+                context = TaskContext.get()
+                pages = GrowingPages()
+                yield from grown(held_pages(batches, pages), first_task + (context.partitionId() if context else 0), whole, pages)
+
+            parts = shuffle_partitions(spark)
+            rows = spark_sides(seeds, texts, windows_of, whole, candidate_types, parts)
+            return (
+                rows.repartition(parts, "doc_a")
+                .sortWithinPartitions("doc_a", "doc_b", "side")
+                .mapInArrow(grow, spark_schema(REDO))
+            )
+
+        # each pair's candidate columns come with its seeds: the grow tasks write its row
+        candidates = read_table(spark, out, "candidate_pairs")
+        candidate_types = candidates.schema
+        seeds = packed_pairs(spark, out).join(candidates, ["doc_a", "doc_b"])
         if few_pairs:
             # Few: the driver holds the pairs, one task per documents file reads its own texts
             # (pyarrow), cuts the b windows and sends the a texts, each b window with its pair's
             # seeds and candidate columns: no text goes through the JVM, and no pair through
             # Spark's shuffle.
-            assert pairs_read is not None
-            listed = pairs_read.result()
-            redo = grown_in_files(listed, whole=False)
+            assert planned is not None
+            listed, plan = planned.result()
+            redo = grown_in_files(plan, whole=False)
             redone = redo.num_rows
             if redone:
                 # A pair whose spans reach past its windows is grown again from its whole texts
                 # (windows without an open edge: never redone).
-                grown_in_files(whole_requests(listed, redo), whole=True)
+                grown_in_files(plan_sides(out, whole_requests(listed, redo), REQUESTS + "_whole", cores), whole=True)
         else:
             redo_rows = grown_in_spark(seeds, whole=False).persist(cache_level(spark))
             held.append(redo_rows)
@@ -548,6 +571,8 @@ def run(ctx: StageContext) -> dict:
     finally:
         for frame in reversed(held):
             frame.unpersist()
+        if planned is not None:
+            planned.exception()  # it writes in REQUESTS' folder: done before that is dropped
         for name in (REQUESTS, REQUESTS + "_whole"):
             drop_staged(out, name)
     row, reasons = passage_stats(spark, out)
