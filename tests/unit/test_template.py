@@ -123,6 +123,74 @@ def test_a_batch_of_pages_gives_each_pages_edge_hashes(seed):
     assert got.tolist() == expected.tolist()
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_pages_fingerprinted_in_the_kernel_give_the_definitions_edge_hashes(seed):
+    """batch_edge_hashes, which normalizes, hashes and winnows each page itself, against the
+    definition page by page: every k-gram's hash (kgram_hashes), naive winnowing (or selection
+    mod p) for the fingerprints, block_intervals and edge_kgrams over k-gram indices. Shared
+    navigation lines, characters that fold to two units (ß), punctuation, short and empty pages,
+    characters and words, robust or not."""
+    from webwinnow.analysis.boilerplate import HashSet
+    from webwinnow.analysis.template import batch_edge_hashes
+    from webwinnow.core.winnowing import _text_buffers, units
+
+    rng = random.Random(seed)
+    unit = "word" if seed % 2 else "char"
+    k, w = (rng.randint(2, 5), rng.randint(2, 8)) if unit == "word" else (rng.randint(3, 12), rng.randint(2, 15))
+    robust, mod_p = seed % 3 != 0, (7 if seed % 4 == 3 else 0)
+    vocab = [
+        "straße",
+        "Maß",
+        "ﬁle",
+        "naïve",
+        "ÉTÉ",
+        "x1",
+        "über",
+        *("".join(rng.choice("abcdefgh") for _ in range(rng.randint(1, 6))) for _ in range(40)),
+    ]
+    navs = [" ".join(rng.choice(vocab) for _ in range(rng.randint(8, 30))) for _ in range(3)]
+    pages = []
+    for _ in range(rng.randint(5, 25)):
+        parts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 40))) for _ in range(3)]
+        for nav in rng.sample(navs, rng.randint(0, 3)):
+            parts.insert(rng.randint(0, len(parts)), nav)
+        pages.append(rng.choice([", ", ". ", "\n"]).join(parts))
+    pages += ["", "a"]
+    per_page = [ww.kgram_hashes(text, k, unit)[0] for text in pages]
+    selected = [naive.select_mod_p(h.tolist(), mod_p) if mod_p else naive.winnow(h.tolist(), w, robust) for h in per_page]
+    seen: dict[int, int] = {}
+    for h, chosen in zip(per_page, selected):
+        for value in set(h[chosen].tolist()):
+            seen[value] = seen.get(value, 0) + 1
+    boilerplate = np.array(sorted(v for v, n in seen.items() if n >= 3), np.int64)
+    want = []
+    for text, h, chosen in zip(pages, per_page, selected):
+        flags = np.isin(h[chosen], boilerplate)
+        norm = len(units(text, unit)[0])
+        lo, hi = block_intervals(np.array(chosen, np.int64), flags, k, w, norm)
+        want.append(np.unique(h[edge_kgrams(lo, hi, np.arange(len(h)), k, w)]))
+    data, starts, ends = _text_buffers(pages)
+    bp = HashSet(boilerplate)
+    got = batch_edge_hashes(data, starts, ends, unit == "word", k, w, robust, mod_p, bp.members, bp.table())
+    assert got.tolist() == np.concatenate(want).tolist()
+    assert len(boilerplate) and len(got)  # the case is not empty
+
+
+def test_batch_edge_hashes_check_their_input():
+    from webwinnow.analysis.template import batch_edge_hashes
+
+    data, table = np.frombuffer(b"abc", np.uint8), np.zeros(1024, bool)
+    none = np.zeros(0, np.int64)
+    with pytest.raises(ValueError, match="a start and an end"):
+        batch_edge_hashes(data, np.array([0]), none, False, 2, 2, True, 0, none, table)
+    with pytest.raises(ValueError, match="within the data"):
+        batch_edge_hashes(data, np.array([0]), np.array([4]), False, 2, 2, True, 0, none, table)
+    with pytest.raises(ValueError, match="k and w"):
+        batch_edge_hashes(data, np.array([0]), np.array([3]), False, 0, 2, True, 0, none, table)
+    with pytest.raises(ValueError, match="power-of-two"):
+        batch_edge_hashes(data, np.array([0]), np.array([3]), False, 2, 2, True, 0, none, np.zeros(1000, bool))
+
+
 def test_page_edge_hashes_check_their_bounds():
     from webwinnow.analysis.template import page_edge_hashes
 
@@ -144,6 +212,7 @@ def test_a_line_too_short_for_a_window_is_found_by_its_own_frequency():
     finds all of the line's, in every page, and nothing of the pages' own text."""
     import pyarrow as pa
 
+    from webwinnow.analysis.boilerplate import HashSet
     from webwinnow.config import RunConfig
     from webwinnow.stages.passages import _edge_counts
 
@@ -161,7 +230,7 @@ def test_a_line_too_short_for_a_window_is_found_by_its_own_frequency():
     fp = ww.fingerprint_batch(pages, k, w)
     hashes, docs = np.unique(np.concatenate([np.unique(fp.hashes[fp.doc == d]) for d in range(40)]), return_counts=True)
     boilerplate = hashes[docs > 6]
-    counts = _edge_counts(pa.array(pages), cfg, boilerplate)
+    counts = _edge_counts(pa.array(pages), cfg, HashSet(boilerplate))
     found = dict(zip(counts.column("hash").to_pylist(), counts.column("docs").to_pylist()))
     line_hashes = set(ww.fingerprint(line, k=k, w=1)[0].tolist())
     assert line_hashes and all(found.get(h) == 40 for h in line_hashes)

@@ -42,10 +42,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core import kernel
 from ..core.codetokens import DEFAULT_LEXER
 from ..core.jit import JIT_OPTIONS
+from ..core.units import _words
 from ..core.winnowing import fingerprint, units
 from .boilerplate import is_boilerplate
+from .windows import _in_set
 
 
 def template_intervals(
@@ -139,48 +142,141 @@ def page_edge_hashes(
 def _page_edge_hashes(kh, ks, kb, fs, ff, flo, fhi, norm_chars, k, w):
     out = np.empty(len(kh), np.int64)
     used = 0
-    gap = max(w, k)
     for page in range(len(norm_chars)):
         base, n = kb[page], kb[page + 1] - kb[page]
         starts = ks[base : base + n]
-        near = np.zeros(n + 1, np.int64)  # +1 at an interval's start, -1 past its end (edge_kgrams)
-        first, last, previous = -1, -1, -1
-        any_block = False
-        for f in range(flo[page], fhi[page] + 1):
-            at = -1
-            if f < fhi[page]:
-                if not ff[f]:
-                    continue
-                at = np.searchsorted(starts, fs[f])  # the fingerprint's k-gram: its normalized start
-            if previous >= 0 and (at < 0 or at - previous > gap):  # the block [first, last] ends
-                lo = 0 if not any_block and first <= gap else first
-                hi = min(last + k, norm_chars[page])
-                if at < 0 and last >= norm_chars[page] - k - gap:
-                    hi = norm_chars[page]
-                any_block = True
-                for a, b in ((lo - w, lo), (hi - k + 1, hi - k + w + 1)):
-                    near[min(max(a, 0), n)] += 1
-                    near[min(max(b, 0), n)] -= 1
-                first = at
-            if at < 0:
-                break
-            if previous < 0:
-                first = at
-            previous = last = at
-        if not any_block:
-            continue
-        found = np.empty(n, np.int64)
-        m, depth = 0, 0
-        for j in range(n):
-            depth += near[j]
-            if depth > 0:
-                found[m] = kh[base + j]
+        ats = np.empty(fhi[page] - flo[page], np.int64)
+        m = 0
+        for f in range(flo[page], fhi[page]):
+            if ff[f]:
+                ats[m] = np.searchsorted(starts, fs[f])  # the fingerprint's k-gram: its normalized start
                 m += 1
-        found = np.sort(found[:m])
-        for j in range(m):
-            if j == 0 or found[j] != found[j - 1]:
-                out[used] = found[j]
-                used += 1
+        used = _edge_hashes_into(kh[base : base + n], ats[:m], norm_chars[page], k, w, out, used)
+    return out[:used]
+
+
+@njit(**JIT_OPTIONS)
+def _edge_hashes_into(hashes, ats, norm, k, w, out, used):
+    """One page's distinct edge hashes, sorted, into out[used:]; returns the new `used`. hashes:
+    the page's k-grams' (k-gram j starts at normalized unit j); ats: its boilerplate
+    fingerprints' k-grams, ascending; norm: its normalized units."""
+    n = hashes.shape[0]
+    gap = max(w, k)
+    near = np.zeros(n + 1, np.int64)  # +1 at an interval's start, -1 past its end (edge_kgrams)
+    first, last, previous = -1, -1, -1
+    any_block = False
+    for f in range(ats.shape[0] + 1):
+        at = ats[f] if f < ats.shape[0] else -1
+        if previous >= 0 and (at < 0 or at - previous > gap):  # the block [first, last] ends
+            lo = 0 if not any_block and first <= gap else first
+            hi = min(last + k, norm)
+            if at < 0 and last >= norm - k - gap:
+                hi = norm
+            any_block = True
+            for a, b in ((lo - w, lo), (hi - k + 1, hi - k + w + 1)):
+                near[min(max(a, 0), n)] += 1
+                near[min(max(b, 0), n)] -= 1
+            first = at
+        if at < 0:
+            break
+        if previous < 0:
+            first = at
+        previous = last = at
+    if not any_block:
+        return used
+    found = np.empty(n, np.int64)
+    m, depth = 0, 0
+    for j in range(n):
+        depth += near[j]
+        if depth > 0:
+            found[m] = hashes[j]
+            m += 1
+    found = np.sort(found[:m])
+    for j in range(m):
+        if j == 0 or found[j] != found[j - 1]:
+            out[used] = found[j]
+            used += 1
+    return used
+
+
+def batch_edge_hashes(
+    data: np.ndarray,
+    text_starts: np.ndarray,
+    text_ends: np.ndarray,
+    words: bool,
+    k: int,
+    w: int,
+    robust: bool,
+    mod_p: int,
+    boilerplate: np.ndarray,
+    boilerplate_table: np.ndarray,
+) -> np.ndarray:
+    """page_edge_hashes for pages given as UTF-8, page d data[text_starts[d]:text_ends[d]]: each
+    is normalized (and cut into words), hashed and winnowed (or selected mod p) here, as
+    fingerprint_batch does, and its fingerprints looked up in the sorted boilerplate hashes
+    (boilerplate_table: their HashSet table). Characters and words only: code is lexed in Python.
+
+    One pass a page: fingerprinting the pages, then hashing every k-gram of those with template
+    text again with w = 1 (16 bytes of output a character) and finding the fingerprints among
+    them cost five times as much on the docs corpus."""
+    from ..core.charfold import fold_table
+
+    n = len(text_starts)
+    if len(text_ends) != n:
+        raise ValueError("a start and an end per page")
+    if n and (
+        (np.asarray(text_ends) < np.asarray(text_starts)).any()
+        or int(np.max(text_ends)) > len(data)
+        or int(np.min(text_starts)) < 0
+    ):
+        raise ValueError("pages must lie within the data")
+    if k < 1 or w < 1:
+        raise ValueError("k and w must be >= 1")
+    if not len(boilerplate_table) or len(boilerplate_table) & (len(boilerplate_table) - 1):
+        raise ValueError("a set's table must have a power-of-two length")
+    fold, expand = fold_table()
+    return _batch_edge_hashes(
+        np.ascontiguousarray(data, np.uint8),
+        np.ascontiguousarray(text_starts, np.int64),
+        np.ascontiguousarray(text_ends, np.int64),
+        fold,
+        expand,
+        bool(words),
+        k,
+        w,
+        bool(robust),
+        mod_p,
+        np.ascontiguousarray(boilerplate, np.int64),
+        np.ascontiguousarray(boilerplate_table, np.bool_),
+    )
+
+
+@njit(**JIT_OPTIONS)
+def _batch_edge_hashes(data, text_starts, text_ends, fold, expand, words, k, w, robust, mod_p, bp, bp_seen):
+    out = np.empty(1024, np.int64)
+    used = 0
+    for d in range(text_starts.shape[0]):
+        chars, offsets = kernel._normalize(data[text_starts[d] : text_ends[d]], fold, expand)
+        if words:
+            codes, _starts, _ends = _words(chars, offsets)
+            hashes = kernel._kgram_hashes(codes, k)
+            norm = codes.shape[0]
+        else:
+            hashes = kernel._kgram_hashes(chars, k)
+            norm = chars.shape[0]
+        selected = kernel._mod_p(hashes, mod_p) if mod_p else kernel._winnow(hashes, w, robust)
+        ats = np.empty(selected.shape[0], np.int64)
+        m = 0
+        for s in selected:
+            if _in_set(hashes[s], bp, bp_seen):
+                ats[m] = s
+                m += 1
+        if m:
+            if used + hashes.shape[0] > out.shape[0]:
+                grown = np.empty(max(used + hashes.shape[0], 2 * out.shape[0]), np.int64)
+                grown[:used] = out[:used]
+                out = grown
+            used = _edge_hashes_into(hashes, ats[:m], norm, k, w, out, used)
     return out[:used]
 
 

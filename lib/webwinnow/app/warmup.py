@@ -29,7 +29,7 @@ def warm_kernels(console: Console) -> None:
 
     from ..analysis.components import components
     from ..analysis.spans import copied_passages, gather_ranges
-    from ..analysis.template import page_edge_hashes
+    from ..analysis.template import batch_edge_hashes
     from ..core.winnowing import fingerprint, fingerprint_batch, units
     from ..text.html2text import html_to_text
 
@@ -43,7 +43,9 @@ def warm_kernels(console: Console) -> None:
     copied_passages(text, text, np.zeros(1, np.int64), np.zeros(1, np.int64), 5, max_spans=1, max_chars=1000)
     components(np.array([1], np.int64), np.array([2], np.int64))
     gather_ranges(np.zeros(4, np.uint8), np.array([0], np.int64), np.array([2], np.int64))
-    one = np.ones(1, np.int64)
-    page_edge_hashes(one, one, np.array([0, 1]), one, np.ones(1, bool), np.zeros(1, np.int64), one, one, 1, 1)
+    data = np.frombuffer(text.encode(), np.uint8)
+    batch_edge_hashes(
+        data, np.zeros(1, np.int64), np.array([len(data)]), False, 5, 4, True, 0, np.zeros(0, np.int64), np.zeros(1024, bool)
+    )
     if time.time() - started > 2:
         console.say(f"kernels ready in {time.time() - started:.0f} s")

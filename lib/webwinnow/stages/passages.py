@@ -46,12 +46,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas, storage
-from ..analysis.boilerplate import is_boilerplate
+from ..analysis.boilerplate import HashSet
 from ..analysis.spans import batch_passages
-from ..analysis.template import page_edge_hashes
+from ..analysis.template import batch_edge_hashes, page_edge_hashes
 from ..config import RunConfig
 from ..core.distinct import distinct, distinct_counts
-from ..core.winnowing import fingerprint_batch
+from ..core.winnowing import _text_buffers, fingerprint_batch
 from ..outputs.parts import PartWriter, ensure_part
 from ..outputs.tables import (
     drop_staged,
@@ -130,25 +130,32 @@ EDGE_COUNTS = pa.schema([("hash", pa.int64()), ("docs", pa.int64())])
 EDGE_ROWS = pa.schema([("rows", pa.int64())])
 
 
-def edge_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
+def edge_arrow(batch: pa.RecordBatch, cfg: RunConfig, boilerplate: np.ndarray | HashSet) -> Iterator[pa.RecordBatch]:
     """EDGE_COUNTS rows for a batch of (text): per hash, how many of the texts hold its k-gram
     next to a block of their template text (webwinnow.analysis.template)."""
+    boilerplate = boilerplate if isinstance(boilerplate, HashSet) else HashSet(boilerplate)
     for part in text_slices(batch, KGRAM_SLICE_BYTES):
         yield _edge_counts(part.column("text"), cfg, boilerplate)
 
 
-def _edge_counts(texts: pa.Array, cfg: RunConfig, boilerplate: np.ndarray) -> pa.RecordBatch:
+def _edge_counts(texts: pa.Array, cfg: RunConfig, boilerplate: HashSet) -> pa.RecordBatch:
     w = cfg.winnow
-    fp = fingerprint_batch(texts, w.k, w.w, w.robust, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
-    flags = is_boilerplate(fp.hashes, boilerplate)
-    rows = distinct(fp.doc[flags])  # only pages with template text have edges: hash only their k-grams
-    every = every_kgram(texts.take(pa.array(rows, pa.int64())), cfg)
-    fp_bounds = np.searchsorted(fp.doc, np.arange(len(texts) + 1))
-    kg_bounds = np.searchsorted(every.doc, np.arange(len(rows) + 1))
-    found = page_edge_hashes(
-        every.hashes, every.positions, kg_bounds, fp.positions, flags, fp_bounds[rows], fp_bounds[rows + 1],
-        fp.norm_chars[rows], w.k, w.w,
-    )  # fmt: skip
+    if w.unit in ("char", "word"):  # one kernel pass a page
+        data, starts, ends = _text_buffers(texts)
+        found = batch_edge_hashes(
+            data, starts, ends, w.unit == "word", w.k, w.w, w.robust, w.mod_p, boilerplate.members, boilerplate.table()
+        )
+    else:  # code: its tokens come from Pygments, outside the kernels
+        fp = fingerprint_batch(texts, w.k, w.w, w.robust, mod_p=w.mod_p, unit=w.unit, lexer=w.lexer)
+        flags = boilerplate.contains(fp.hashes)
+        rows = distinct(fp.doc[flags])  # only pages with template text have edges: hash only their k-grams
+        every = every_kgram(texts.take(pa.array(rows, pa.int64())), cfg)
+        fp_bounds = np.searchsorted(fp.doc, np.arange(len(texts) + 1))
+        kg_bounds = np.searchsorted(every.doc, np.arange(len(rows) + 1))
+        found = page_edge_hashes(
+            every.hashes, every.positions, kg_bounds, fp.positions, flags, fp_bounds[rows], fp_bounds[rows + 1],
+            fp.norm_chars[rows], w.k, w.w,
+        )  # fmt: skip
     hashes, docs = distinct_counts(found)
     return pa.record_batch([pa.array(hashes, pa.int64()), pa.array(docs.astype(np.int64))], schema=EDGE_COUNTS)
 
@@ -233,12 +240,13 @@ def template_kgram_hashes(out: str) -> np.ndarray:
 
 
 def _file_edges(name: str, cfg: RunConfig, boilerplate: np.ndarray) -> Iterator[pa.RecordBatch]:
+    boilerplate_set = HashSet(boilerplate)
     fs, path = storage.locate(name)
     with fs.open_input_file(path) as fh:
         for batch in pq.ParquetFile(fh).iter_batches(batch_size=1024, columns=["text", "status"]):
             ok = batch.filter(pc.equal(batch.column("status"), "ok"))
             if ok.num_rows:
-                yield from edge_arrow(ok, cfg, boilerplate)
+                yield from edge_arrow(ok, cfg, boilerplate_set)
 
 
 def settle(grown: pa.RecordBatch, table: pa.Table, least: int, whole: bool = False) -> tuple[pa.RecordBatch, ...]:
