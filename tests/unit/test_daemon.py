@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import zipfile
 
+import pytest
+
 from webwinnow.stages._daemon import installed_path
 
 VERSION = b'__version__: str = "4.3.0"\n'
@@ -83,3 +85,19 @@ def test_the_collector_collects_a_tasks_cycles_and_freezes_what_outlives_it():
         gc.unfreeze()
         if was_enabled:
             gc.enable()
+
+
+def test_huge_pages_go_off_for_the_process_and_what_it_starts():
+    import subprocess
+    import sys
+
+    code = (
+        "import subprocess; from webwinnow.stages._daemon import no_huge_pages; print(no_huge_pages()); "
+        "print(open('/proc/self/status').read().count('THP_enabled:\\t0')); "
+        "print(subprocess.run(['grep', '-c', 'THP_enabled:.0', '/proc/self/status'], capture_output=True, text=True).stdout.strip())"
+    )
+    with open("/proc/self/status") as fh:
+        if "THP_enabled" not in fh.read():
+            pytest.skip("this kernel does not say whether a process may take huge pages")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert got == ["True", "1", "1"]  # set, and inherited by a child process

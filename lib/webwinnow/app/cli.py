@@ -224,7 +224,12 @@ def _died_message(died: EnvironmentFailure, plan: Plan | None) -> str:
 
 
 def entry() -> None:
-    """The `webwinnow` console script: webwinnow owns the process, so it records all of its output."""
+    """The `webwinnow` console script: webwinnow owns the process, so it records all of its output
+    and takes its memory in small pages (stages._daemon.no_huge_pages; the JVM it starts asks for
+    huge pages only when told to)."""
+    from ..stages._daemon import no_huge_pages
+
+    no_huge_pages()
     raise SystemExit(main(capture=True))
 
 

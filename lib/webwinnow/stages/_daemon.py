@@ -52,6 +52,28 @@ def installed_path(path: list[str]) -> list[str]:
     return [p for p in path if p not in zips]
 
 
+#: prctl's PR_SET_THP_DISABLE (Linux 3.15 on).
+_PR_SET_THP_DISABLE = 41
+
+
+def no_huge_pages() -> bool:
+    """Turns transparent huge pages off for this process and those it starts (the flag is
+    inherited); whether it could (Linux only).
+
+    Arrow's allocator (mimalloc) asks the kernel for huge pages for its arenas, NumPy for every
+    array of 4 MB or more. Where the kernel gives them on request (THP "madvise", the common
+    default), each 2 MiB page a task touches is faulted and zeroed whole, and memory given back
+    between tasks is faulted and zeroed again: on the docs corpus the kernel spent 13% of the
+    Python processes' CPU zeroing huge pages (7 CPU-s a run); with small pages the tasks' own CPU
+    is the same (docs/performance.md)."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 class FreezingCollector:
     """The gc module as pyspark's daemon uses it, whose collect() freezes what survives."""
 
@@ -75,6 +97,7 @@ def _same(name: str, content: bytes) -> bool:
 
 if __name__ == "__main__":
     sys.path[:] = installed_path(sys.path)
+    no_huge_pages()
     import pyspark.daemon
 
     pyspark.daemon.gc = FreezingCollector()  # type: ignore[assignment]

@@ -87,19 +87,36 @@ def _cut(held: list[pa.RecordBatch], part_of, parts: int) -> Iterator[pa.RecordB
     starts = np.flatnonzero(np.r_[True, part[1:] != part[:-1]])
     ends = np.r_[starts[1:], len(part)]
     ordered = batch.take(pa.array(order))
+    slices = list(zip(starts.tolist(), ends.tolist(), strict=True))
+    # Each blob's size first, counted without writing, then the blobs written into one buffer
+    # of their size: a growing output stream reallocated and faulted in fresh memory as it grew,
+    # 0.3-0.5 CPU-s per million seed rows, ten times the writing itself.
+    sizes = np.diff([0, *_streams(pa.MockOutputStream(), ordered, slices)]).tolist()
     first = 0
-    sink, offsets = pa.BufferOutputStream(), [0]
-    for i, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+    while first < len(slices):
+        last, total = first + 1, sizes[first]
+        while last < len(slices) and total < BATCH_BYTES:  # binary offsets are 32-bit: a batch stays small
+            total += sizes[last]
+            last += 1
+        data = pa.allocate_buffer(total)
+        sink = pa.FixedSizeBufferWriter(data)
+        offsets = [0, *_streams(sink, ordered, slices[first:last])]
+        sink.close()
+        blobs = pa.Array.from_buffers(pa.binary(), last - first, [None, pa.py_buffer(np.asarray(offsets, np.int32)), data])
+        ids = pa.array(part[starts[first:last]].astype(np.int32), pa.int32())
+        yield pa.RecordBatch.from_arrays([ids, blobs], schema=BLOBS)
+        first = last
+
+
+def _streams(sink, batch: pa.RecordBatch, slices: list[tuple[int, int]]) -> list[int]:
+    """An Arrow IPC stream of each slice [lo, hi) of batch's rows, one after the other into sink;
+    where each ends."""
+    ends = []
+    for lo, hi in slices:
         with pa.ipc.new_stream(sink, batch.schema, options=_WRITE) as writer:
-            writer.write_batch(ordered.slice(lo, hi - lo))
-        offsets.append(sink.tell())
-        if offsets[-1] >= BATCH_BYTES or i == len(starts) - 1:  # binary offsets are 32-bit: a batch stays small
-            blobs = pa.Array.from_buffers(
-                pa.binary(), len(offsets) - 1, [None, pa.py_buffer(np.asarray(offsets, np.int32)), sink.getvalue()]
-            )
-            ids = pa.array(part[starts[first : i + 1]].astype(np.int32), pa.int32())
-            yield pa.RecordBatch.from_arrays([ids, blobs], schema=BLOBS)
-            first, sink, offsets = i + 1, pa.BufferOutputStream(), [0]
+            writer.write_batch(batch.slice(lo, hi - lo))
+        ends.append(sink.tell())
+    return ends
 
 
 def unpacked(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
