@@ -61,3 +61,39 @@ def test_boolean_keys_sort_false_first(flag):
     table = pa.table({"hash": [1, 1, 1], "new": flag, "doc_id": [3, 2, 1]})
     got = sort_table(table, ("hash", "new", "doc_id"))
     assert _rows(got, ("new", "doc_id")) == sorted(zip(flag, [3, 2, 1], strict=True))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(-(2**63), 2**63 - 1) | st.integers(0, 3),
+            st.integers(0, 2),
+            st.integers(-(2**31), 2**31 - 1),
+            st.text(max_size=3),
+        ),
+        max_size=150,
+    ),
+    nulls=st.booleans(),
+)
+def test_a_table_sorts_stably_on_its_keys_as_python_sorts_its_rows(rows, nulls):
+    """sort_table against Python's stable sort of the rows' key tuples: 64-bit and 32-bit keys,
+    ties on every key (the rows' own order kept), and, with a null in a key, the old path."""
+    table = pa.table(
+        {
+            "doc_a": pa.array([r[0] for r in rows], pa.int64()),
+            "doc_b": pa.array([r[1] for r in rows], pa.int64()),
+            "pos": pa.array([r[2] for r in rows], pa.int32()),
+            "tag": pa.array([r[3] for r in rows], pa.string()),
+            "row": pa.array(range(len(rows)), pa.int64()),
+        }
+    )
+    if nulls and rows:  # a null key: numpy's lexsort, where a null sorts after every number
+        table = table.set_column(4, "row", pa.array([None, *range(1, len(rows))], pa.int64()))
+        got = sort_table(table, ("doc_b", "row"))
+        want = sorted(range(len(rows)), key=lambda i: (rows[i][1], i == 0, i))
+        assert got.column("row").to_pylist() == [None if i == 0 else i for i in want]
+        return
+    got = sort_table(table, ("doc_a", "doc_b", "pos"))
+    want = sorted(range(len(rows)), key=lambda i: rows[i][:3])
+    assert got.column("row").to_pylist() == want

