@@ -350,6 +350,8 @@ def test_empty_body() -> None:
 def test_body_to_text_never_raises(body: bytes, label: str | None) -> None:
     result = body_to_text(body, label)
     assert isinstance(result.text, str) and "\x00" not in result.text
+    if result.utf8 is not None:  # the bytes the parser takes instead: exactly the text's
+        assert result.utf8 is body and body.decode("utf-8") == result.text
 
 
 # --------------------------------------------------------------------------- binary sniffing
@@ -477,3 +479,28 @@ def test_http_dates_become_comparable_utc_strings(value, expected):
     from webwinnow.crawl.records import http_time
 
     assert http_time(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "charset", "exact"),
+    [
+        (b"<p>plain ascii</p>", None, True),
+        ("<p>naïve café, 東京</p>".encode(), "utf-8", True),
+        ("<p>naïve café</p>".encode(), "iso-8859-1", True),  # declared wrong: UTF-8 all the same
+        (b"\xef\xbb\xbf<p>with a BOM</p>", None, False),
+        ("<p>café</p>".encode("cp1252"), "windows-1252", False),
+        ("<p>naïve café, 東京, übel</p>".encode() + b"\xff", "utf-8", False),  # a byte replaced
+        (b"<p>a NUL\x00 inside</p>", None, False),
+        ("<p>Grüße</p>".encode("utf-16"), None, False),
+    ],
+)
+def test_a_body_the_parser_may_take_as_it_is(body, charset, exact) -> None:
+    """TextResult.utf8 is the body itself exactly where the text is its strict UTF-8 decoding, so
+    the parser gets the same bytes as from the text encoded again; else None."""
+    from webwinnow.text.html2text import html_to_text
+
+    got = body_to_text(body, charset)
+    assert (got.utf8 is not None) == exact
+    if exact:
+        assert got.utf8 is body and got.utf8 == got.text.encode("utf-8")
+        assert html_to_text(got.utf8) == html_to_text(got.text)

@@ -17,7 +17,7 @@ import codecs
 import re
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import brotli
 import charset_normalizer
@@ -53,6 +53,10 @@ class TextResult:
     text: str
     charset: str
     flags: tuple[str, ...]
+    #: The body itself where `text` is exactly its strict UTF-8 decoding (no BOM, nothing replaced
+    #: or removed): the HTML parser takes these bytes as they are, where encoding `text` again
+    #: cost a copy of every page.
+    utf8: bytes | None = field(default=None, compare=False, repr=False)
 
 
 class _DecodeFailed(Exception):
@@ -514,7 +518,10 @@ def body_to_text(body: bytes, http_charset: str | None) -> TextResult:
     if "\x00" in text:
         text = text.replace("\x00", "")
         flags.append("nul_removed")
-    return TextResult(text, charset, _unique(flags))
+    # utf-8 is chosen by a strict decode, unless a BOM was cut off or bytes were replaced
+    changed = "charset_replaced" in flags or "nul_removed" in flags or body.startswith(codecs.BOM_UTF8)
+    exact = charset == "utf-8" and not changed
+    return TextResult(text, charset, _unique(flags), body if exact else None)
 
 
 def _choose_and_decode(body: bytes, http_charset: str | None, flags: list[str]) -> tuple[str, str]:

@@ -147,7 +147,8 @@ def _judge(rec: RawRecord, cfg: ExtractConfig, wet: bool = False, code: bool = F
     flags = tuple(body.flags) + tuple(decoded.flags)
     try:
         extract = html_code if code else html_to_text
-        text = extract(decoded.text, max_nesting=cfg.max_nesting, max_html_bytes=cfg.max_html_bytes)
+        page = decoded.utf8 if decoded.utf8 is not None else decoded.text
+        text = extract(page, max_nesting=cfg.max_nesting, max_html_bytes=cfg.max_html_bytes)
     except HtmlRejected as exc:
         if exc.reason != "html_too_deep" or code:  # tag stripping keeps no code blocks apart
             return {**doc, "outcome": "flagged", "reason": exc.reason, "charset": decoded.charset}
