@@ -70,7 +70,7 @@ def no_huge_pages() -> bool:
         import ctypes
 
         return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no prctl (macOS), no C library by that name (Windows)
         return False
 
 
