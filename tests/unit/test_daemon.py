@@ -101,3 +101,28 @@ def test_huge_pages_go_off_for_the_process_and_what_it_starts():
             pytest.skip("this kernel does not say whether a process may take huge pages")
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert got == ["True", "1", "1"]  # set, and inherited by a child process
+
+
+def test_the_daemon_preloads_every_module_it_names_and_its_forked_children_run_kernels():
+    """Each name of PRELOADED imports (a renamed module would quietly cost every worker its
+    imports again); a name that does not is returned, not raised; and a child forked after the
+    preload (as pyspark's daemon forks its workers) runs NumPy, Arrow and a Numba kernel."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, os, sys\n"
+        "from webwinnow.stages._daemon import PRELOADED, preload\n"
+        "print(preload(PRELOADED + ('webwinnow.no_such_module',)), gc.get_freeze_count() > 0)\n"
+        "sys.stdout.flush()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    import numpy as np, pyarrow as pa\n"
+        "    from webwinnow.core.winnowing import fingerprint\n"
+        "    h, p = fingerprint('a shared sentence of some length ' * 20, 5, 4)\n"
+        "    ok = len(h) > 0 and pa.array(np.sort(h)).to_numpy().tolist() == sorted(h.tolist())\n"
+        "    os._exit(0 if ok else 1)\n"
+        "print(os.waitpid(pid, 0)[1])\n"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300).stdout
+    assert got.split("\n")[:2] == ["['webwinnow.no_such_module'] True", "0"]
