@@ -139,5 +139,10 @@ def sorted_partition(batches: Iterable[pa.RecordBatch], order) -> list[pa.Record
 
 
 def exchanged(frame, parts: int):
-    """A frame of BLOBS rows moved to their partitions."""
+    """A frame of BLOBS rows moved to their partitions: Spark's `repartitionById`, or for the
+    rows of an RDD job (stages._tasks.TaskRows) a shuffle of its records, a blob each."""
+    from ._tasks import TaskRows
+
+    if isinstance(frame, TaskRows):
+        return frame.exchanged(parts)
     return frame.repartitionById(parts, "part")

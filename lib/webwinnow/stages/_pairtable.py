@@ -6,9 +6,10 @@ below the cap (doc_b = -1), as parts of a staged folder (PAIR_COUNTS). A pair's 
 documents' counts, URLs and times, its resemblance and containments, and which side is the
 likely source (source_columns). Spark's version of this (two joins, an aggregation, a Parquet
 write of every pair) cost the JVM more than the pairing did on the docs corpus; on the driver
-it is a few sorted lookups. The documents' times are still cast by Spark (try_cast to
-timestamp, whose rules for malformed WARC-Dates the tables have always followed), in one job
-over the documents' metadata columns.
+it is a few sorted lookups. The documents' times are Spark's try_cast to timestamp (whose
+rules for malformed WARC-Dates the tables have always followed): converted on the driver where
+every one is an ISO 8601 second in UTC (stages._doctimes), else cast by Spark in one job over
+the documents' metadata columns.
 """
 
 from __future__ import annotations
@@ -59,6 +60,21 @@ def _times(spark: SparkSession, out: str, micros: bool = False) -> DataFrame:
     cast = [F.col(c).try_cast("timestamp") for _, c in SOURCE_BASES]
     times = [(F.unix_micros(t) if micros else t).alias(c) for t, (_, c) in zip(cast, SOURCE_BASES, strict=True)]
     return read_documents(spark, out).select("doc_id", "url", *times)
+
+
+def driver_times(spark: SparkSession, out: str) -> pa.Table:
+    """_times(micros=True)'s rows, read on the driver with pyarrow: converted there when every
+    time is an ISO 8601 second in UTC (stages._doctimes), else cast by Spark as before."""
+    from ..outputs.tables import read_arrow, table_meta
+    from ._doctimes import time_columns
+
+    columns = tuple(c for _, c in SOURCE_BASES)
+    names = ["documents", *(["indexed_documents"] if table_meta(out, "indexed_documents") is not None else [])]
+    table = pa.concat_tables([read_arrow(out, name, ["doc_id", "url", *columns]) for name in names])
+    micros = time_columns(table, columns)
+    if micros is None:
+        return _times(spark, out, micros=True).toArrow()
+    return pa.table({"doc_id": table.column("doc_id"), "url": table.column("url"), **micros})
 
 
 def spark_candidates(spark: SparkSession, out: str, grouped: DataFrame) -> DataFrame:
@@ -117,7 +133,7 @@ def driver_candidates(spark: SparkSession, out: str, counts: pa.Table) -> pa.Tab
     pair_a, pair_b, pair_shared = pair_a[keep][order], pair_b[keep][order], pair_shared[keep][order]
     fp_a, fp_b = fp[where_a[keep][order]], fp[where_b[keep][order]]
 
-    info = _times(spark, out, micros=True).toArrow()
+    info = driver_times(spark, out)
     info_ids = info.column("doc_id").to_numpy()
     sort = np.argsort(info_ids, kind="stable")
     info_ids = info_ids[sort]

@@ -34,6 +34,7 @@ from ..core.distinct import distinct
 from ..outputs.tables import parquet_files, read_arrow, stage_table, table_meta
 from ._frames import spark_schema
 from ._shared import share
+from ._tasks import slots
 from ._windows import WINDOW_LISTS, WINDOW_VALUES, WINDOWS, window_arrow
 
 #: A pair's columns of candidate_pairs, carried with its seeds to the grow task, which writes
@@ -194,7 +195,7 @@ def file_sides(spark: SparkSession, out: str, plan: SidesPlan, cfg: RunConfig, s
                 yield _write_buckets(rows, staged, i, buckets)
 
     tasks = len(names)
-    wrote = spark.range(0, tasks, 1, max(1, tasks)).mapInArrow(sides_of, spark_schema(WROTE)).collect()
+    wrote = slots(spark, tasks).mapInArrow(sides_of, spark_schema(WROTE)).collect()
     per_task: list[GrowFiles] = [GrowFiles([], []) for _ in range(buckets)]
     for task, bucket, pages in sorted((r["task"], r["bucket"], r["pages"]) for r in wrote):
         (per_task[bucket].pages if pages else per_task[bucket].rows).append(_bucket_name(staged, task, bucket, pages))

@@ -64,6 +64,7 @@ from ._frames import RUN_KEY, arrow_batch_rows, read_table, sort_runs, sorted_ch
 from ._pairtable import COUNTS, DRIVER_PAIRS, ROW_BYTES, blob_candidates, driver_candidates, read_counts, spark_candidates
 from ._pairtable import WRITTEN as CANDIDATES_WRITTEN
 from ._session import shuffle_partitions
+from ._tasks import slots
 
 #: What the hash-run kernel emits: seeds (doc_b >= 0), and per document its count of distinct
 #: hashes below the cap in this partition (doc_b = -1, the count in `hash`).
@@ -241,10 +242,11 @@ def sorted_by_hash(out: str) -> list[str]:
     return folder_parquet_files(storage.child(data_location(out, "hash_freq"), BY_HASH))
 
 
-def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of, schema) -> DataFrame:
+def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of, schema, dataframe: bool = False):
     """seeds_of's rows (of Spark `schema`) from the sorted parts, one task each: a part holds every
     row of its hashes, as a partition of the fingerprints shuffled by hash does; the excluded
-    hashes are left out as it is read."""
+    hashes are left out as it is read. An RDD job's rows (stages._tasks) unless `dataframe` (the
+    rows go on through Spark's own shuffle) or the session has no RDDs."""
     drop = pa.array(distinct(np.asarray(excluded, np.int64))) if excluded is not None and len(excluded) else None
 
     def read(batches):
@@ -252,8 +254,7 @@ def seeds_from_parts(spark: SparkSession, parts: list[str], excluded, seeds_of, 
             for i in batch.column("id").to_pylist():
                 yield from seeds_of(_part_batches(parts[i], drop))
 
-    slots = spark.range(0, len(parts), 1, len(parts))  # a range of n ids in n partitions: one part a task
-    return slots.mapInArrow(read, schema)
+    return slots(spark, len(parts), dataframe=dataframe).mapInArrow(read, schema)  # one part a task
 
 
 def _part_batches(name: str, drop) -> Iterator[pa.RecordBatch]:
@@ -419,7 +420,7 @@ def run(ctx: StageContext) -> dict:
         emitted_schema = spark_schema(BLOBS if pair_parts else SEED_ROWS)
         if parts:
             # hash_freq kept the fingerprints sorted by hash: no shuffle of them again
-            emitted = seeds_from_parts(spark, parts, excluded, emit, emitted_schema)
+            emitted = seeds_from_parts(spark, parts, excluded, emit, emitted_schema, not pair_parts)
         else:
             emitted = fp.repartition("hash").sortWithinPartitions(*order).mapInArrow(emit, emitted_schema)
         if pair_parts:

@@ -97,19 +97,24 @@ def identical_groups(spark: SparkSession, out: str):
 def document_times(spark: SparkSession, out: str, doc: np.ndarray) -> list[np.ndarray]:
     """Per document of doc (in its order), its times in microseconds since 1970, one array per
     basis of the candidates stage's SOURCE_BASES (stages._pairtable) (Last-Modified, WARC-Date, Date); int64 max where a
-    document has none (or an unreadable one)."""
-    from ._pairtable import SOURCE_BASES
+    document has none (or an unreadable one). Read on the driver (stages._pairtable.driver_times)
+    up to DRIVER_PAIRS documents, else by Spark."""
+    from ._pairtable import DRIVER_PAIRS, SOURCE_BASES, driver_times
 
     if not len(doc):
         return [np.zeros(0, np.int64) for _ in SOURCE_BASES]
-    ids = spark.createDataFrame(pa.table({"doc_id": doc}).to_pandas())
-    columns = [F.unix_micros(F.col(c).try_cast("timestamp")).alias(c) for _, c in SOURCE_BASES]
-    times = (
-        read_documents(spark, out)
-        .join(F.broadcast(ids) if len(doc) <= broadcast_rows(spark, 8, 1_000_000) else ids, "doc_id")
-        .select("doc_id", *columns)
-        .toArrow()
-    )
+    known = sum(row_count(out, name) for name in ("documents", "indexed_documents") if table_meta(out, name) is not None)
+    if known <= DRIVER_PAIRS:
+        times = driver_times(spark, out)
+    else:
+        ids = spark.createDataFrame(pa.table({"doc_id": doc}).to_pandas())
+        columns = [F.unix_micros(F.col(c).try_cast("timestamp")).alias(c) for _, c in SOURCE_BASES]
+        times = (
+            read_documents(spark, out)
+            .join(F.broadcast(ids) if len(doc) <= broadcast_rows(spark, 8, 1_000_000) else ids, "doc_id")
+            .select("doc_id", *columns)
+            .toArrow()
+        )
     order = np.argsort(times.column("doc_id").to_numpy())
     at = np.searchsorted(times.column("doc_id").to_numpy()[order], doc)
     never = np.iinfo(np.int64).max

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas, storage
@@ -29,6 +29,7 @@ from ._beacon import ReadCounters, Sender
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_table, spark_schema
 from ._session import default_parallelism
+from ._tasks import task_rows
 
 #: What each task tells the driver: its group's counts (the rows themselves it wrote as Parquet).
 TASK_COUNTS = ("files", "records", "parsed", "skipped", "failed", "flagged", "failed_files")
@@ -267,16 +268,21 @@ def _project(rows: pa.RecordBatch, schema: pa.Schema, mapping: list[tuple[str, s
     return pa.RecordBatch.from_arrays([rows.column(src) for _, src in mapping], schema=schema)
 
 
-def task_list(spark: SparkSession, groups: list[list[tuple]], first_group: int = 0) -> DataFrame:
+def task_list(spark: SparkSession, groups: list[list[tuple]], first_group: int = 0, dataframe: bool = False):
     """The extract stage's tasks as data: one row and one partition per group of input files
     (group, paths, sizes, starts, stops), so the plan, the UI and `.show()` say which task reads
-    what. A group is of (path, size) or (path, size, start, stop): a piece of a file."""
+    what. A group is of (path, size) or (path, size, start, stop): a piece of a file. An RDD
+    job's rows (stages._tasks) where the session has RDDs, else (or when `dataframe`) Spark's."""
     whole = (0, -1)  # start, stop of a file read whole
     full = [[(*x, *whole[len(x) - 2 :]) for x in g] for g in groups]
     rows = [(first_group + gid, *([x[i] for x in g] for i in range(4))) for gid, g in enumerate(full)]
+    table = pa.Table.from_pylist([dict(zip(_TASK_COLUMNS, r)) for r in rows], schema=_TASK_LIST)
+    tasks = None if dataframe else task_rows(spark, table)
+    if tasks is not None:
+        return tasks
     # from Arrow: a classic session then builds the rows in the JVM, where a list of tuples starts
     # Python workers for a job of its own
-    listed = spark.createDataFrame(pa.Table.from_pylist([dict(zip(_TASK_COLUMNS, r)) for r in rows], schema=_TASK_LIST))
+    listed = spark.createDataFrame(table)
     # Without RDDs (Spark Connect has none): a range of n ids in n partitions holds one id in each,
     # and the groups, joined to it by broadcast, keep its partitioning: one task per group.
     slots = spark.range(first_group, first_group + len(rows), 1, max(1, len(rows))).select(F.col("id").alias("group"))

@@ -60,6 +60,7 @@ from ._exchange import BLOBS, exchanged, packed, partitions_for, sorted_partitio
 from ._frames import KERNEL_BATCH_ROWS, arrow_batch_rows, read_table, sorted_chunks, spark_schema, url_host
 from ._session import broadcast_rows, shuffle_partitions
 from ._shared import share
+from ._tasks import slots
 
 #: Broadcast a side of a join below this many rows (16–24 bytes a row): the other side, the
 #: fingerprints or the texts, then stays where it is.
@@ -153,7 +154,7 @@ def hosted_files(spark: SparkSession, out: str, hosts: pa.Table, parts: int):
             for i in batch.column("id").to_pylist():
                 yield from packed(_hosted(files[i], shared.value, None), by_hash_spread, parts)
 
-    return shared, spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(pack, spark_schema(BLOBS))
+    return shared, slots(spark, len(files)).mapInArrow(pack, spark_schema(BLOBS))
 
 
 def document_parts(out: str) -> list[tuple[str, str]] | None:
@@ -187,7 +188,7 @@ def hosted_in_files(spark: SparkSession, paired: list[tuple[str, str]], parts: i
                 yield from (packed(rows_of(i), by_hash_spread, parts) if parts else rows_of(i))
 
     schema = spark_schema(BLOBS if parts else HOSTED)
-    return spark.range(0, len(paired), 1, max(1, len(paired))).mapInArrow(hosted, schema)
+    return slots(spark, len(paired), dataframe=not parts).mapInArrow(hosted, schema)
 
 
 def file_host_ids(name: str) -> pa.Table:
@@ -328,7 +329,7 @@ def _cut_in_files(spark: SparkSession, out: str, folder: str, requests: pa.Table
                 yield pa.RecordBatch.from_arrays([pa.array([writer.rows], pa.int64())], schema=WROTE)
 
     try:
-        spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(cut_files, spark_schema(WROTE)).collect()
+        slots(spark, len(files)).mapInArrow(cut_files, spark_schema(WROTE)).collect()
     finally:
         held.unpersist()
 

@@ -86,6 +86,7 @@ from ._sides import (
     whole_requests,
 )
 from ._sparksides import held_pages, packed_pairs, spark_sides
+from ._tasks import slots
 from ._windows import (
     KGRAM_SLICE_BYTES,
     every_kgram,
@@ -202,7 +203,7 @@ def template_kgrams(spark: SparkSession, out: str, cfg: RunConfig, shared, max_d
                 yield pa.RecordBatch.from_arrays([pa.array([writer.rows], pa.int64())], schema=EDGE_ROWS)
 
     try:
-        written = spark.range(0, len(files), 1, max(1, len(files))).mapInArrow(edges_of, spark_schema(EDGE_ROWS)).collect()
+        written = slots(spark, len(files)).mapInArrow(edges_of, spark_schema(EDGE_ROWS)).collect()
         if sum(r["rows"] for r in written) <= DRIVER_EDGE_ROWS:
             counts = _summed([b for name in folder_parquet_files(folder) for b in _part_batches(name)])
             frequent = counts.filter(pc.greater(counts.column("docs"), max_df))
@@ -520,7 +521,7 @@ def run(ctx: StageContext) -> dict:
                         pages_b, rows = bucket_rows(tasks[g])
                         yield from grown(rows, first_task + g, whole, pages_b)
 
-            got = spark.range(0, len(tasks), 1, max(1, len(tasks))).mapInArrow(grow, spark_schema(REDO)).toArrow()
+            got = slots(spark, len(tasks)).mapInArrow(grow, spark_schema(REDO)).toArrow()
             return got.cast(REDO)
 
         def grown_in_spark(seeds, whole: bool):

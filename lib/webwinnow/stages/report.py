@@ -25,6 +25,7 @@ from . import WRITER, StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import spark_schema
 from ._reportrows import pair_details, run_pages, top_hashes, top_pairs
+from ._tasks import slots
 
 #: The tables whose stages' statistics the summary shows, and which of their keys it lifts up.
 SHOWN = {
@@ -150,7 +151,7 @@ class _Figures:
                 yield pa.RecordBatch.from_pylist([dict(zip(FIGURE_ROWS.names, g, strict=True)) for g in got], FIGURE_ROWS)
 
         try:
-            got = spark.range(0, 1, 1, 1).mapInArrow(draw, spark_schema(FIGURE_ROWS)).toArrow()
+            got = slots(spark, 1).mapInArrow(draw, spark_schema(FIGURE_ROWS)).toArrow()
         except Exception as exc:  # noqa: BLE001 - the driver draws them instead
             self.failed = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             return
