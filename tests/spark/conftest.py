@@ -15,9 +15,9 @@ import pytest
 
 
 def _active():
-    from pyspark.sql import SparkSession
+    from webwinnow.stages._session import active_session
 
-    return SparkSession.getActiveSession()
+    return active_session()
 
 
 def _stop_active() -> None:

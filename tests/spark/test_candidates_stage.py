@@ -154,9 +154,9 @@ def test_seed_bounds_on_the_driver_equal_sparks(sample_run, spark_session, monke
     hf = pq.read_table(sample_run / "hash_freq")
     shared = hf.filter(pa.compute.greater_equal(hf.column("docs"), 2)).column("hash").to_numpy()
     for excluded in (None, np.sort(shared[::3])):
-        driver = candidates.seed_bounds(spark_session, str(sample_run), None, excluded, max_repeats)
+        driver = candidates.seed_bounds(spark_session, str(sample_run), lambda: None, excluded, max_repeats)
         monkeypatch.setattr(candidates, "DRIVER_HASHES", -1)
-        spark = candidates.seed_bounds(spark_session, str(sample_run), None, excluded, max_repeats)
+        spark = candidates.seed_bounds(spark_session, str(sample_run), lambda: None, excluded, max_repeats)
         monkeypatch.undo()
         assert driver == spark and sum(driver.values()) > 0
 

@@ -66,9 +66,12 @@ def test_master_after_the_script_overrides_spark_submit(sample_dir, tmp_path):
 @pytest.mark.own_spark
 def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
     from webwinnow.app.cli import main
+    from webwinnow.stages import _session
 
     out = tmp_path / "direct"
-    assert main(["extract", str(sample_dir), "--out", str(out), "--conf", str(CONF), "-q"]) == 0
+    assert main(["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "-q"]) == 0
+    # every stage of a local run on the driver's paths runs RDD jobs: no Spark SQL session made
+    assert [(s.stopped, s.made) for s in _session._LAZY] == [(True, False)]
     spark = json.loads((out / "summary.json").read_text())["spark"]
     assert spark["master"] == "local[*]" and spark["default_parallelism"] == os.cpu_count()
     assert spark["c1_only"]  # a short local run: its JVM spends no CPU on C2 compilations

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..config import SparkConfig
 from ._classcache import jvm_options as class_sharing_options
+from ._lazysession import LazySession
 
 
 def read_properties(path: str | Path) -> dict[str, str]:
@@ -118,7 +119,9 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
     named in a warning. Under spark-submit, its --master, --conf and properties files win: the
     config's properties file only fills the keys it left unset, and a master is set only when the
     user gave --master or the config's `spark.master`. Run directly, the properties file
-    configures the JVM pyspark launches, with `local[*]` unless a master was given.
+    configures the JVM pyspark launches, with `local[*]` unless a master was given. Either way
+    the command gets a LazySession (stages._lazysession): the SparkContext now, Spark SQL's
+    session only when a stage first needs one.
 
     Python workers run this interpreter unless PYSPARK_PYTHON (or spark.pyspark.python) says
     otherwise: without it, executors start the system python and fail on a missing pyarrow.
@@ -126,9 +129,7 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
     input_bytes: what the command reads (crawl files, or the documents table); a JVM launched
     here in local mode for less than SHORT_RUN_BYTES compiles with C1 only (short_jvm_options).
     """
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
+    active = active_session()
     if active is not None:
         return active, False
     remote = remote_url(cfg, master)
@@ -167,12 +168,15 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
             if options:
                 props[key] = f"{props.get(key, '')} {options}".strip()
                 _JVM["class_sharing"] = "writing" if creation else "mapped"
-    builder = SparkSession.builder
+    from pyspark import SparkConf, SparkContext
+
+    conf = SparkConf()
     if given:
-        builder = builder.master(given)
+        conf.setMaster(given)
     for key, value in props.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+        conf.set(key, value)
+    spark = LazySession(SparkContext.getOrCreate(conf))
+    _LAZY[:] = [spark]
     if creation is not None:
         creation.arm(spark)
     spark.sparkContext.setLogLevel(props.get("webwinnow.logLevel", "WARN"))
@@ -181,6 +185,19 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
         if not launched_now.contains(key):
             spark.conf.set(key, value)
     return spark, True
+
+
+#: The LazySession build_session made last (it is the process's session until stopped).
+_LAZY: list[LazySession] = []
+
+
+def active_session():
+    """The session a command in this process runs on, if there is one: a SparkSession made
+    elsewhere (a notebook's), or the LazySession a command made and has not stopped."""
+    from pyspark.sql import SparkSession
+
+    live = [s for s in _LAZY if not s.stopped]
+    return live[0] if live else SparkSession.getActiveSession()
 
 
 def _connect(remote: str, props: dict[str, str], cfg: SparkConfig):

@@ -28,7 +28,7 @@ driver when the pairs are few, else by Spark.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -263,10 +263,10 @@ def _part_batches(name: str, drop) -> Iterator[pa.RecordBatch]:
             yield batch if drop is None else batch.filter(pc.invert(pc.is_in(batch.column("hash"), drop)))
 
 
-def seed_bounds(spark: SparkSession, out: str, fp: DataFrame, excluded, max_repeats: int = 0) -> dict[int, int]:
+def seed_bounds(spark: SparkSession, out: str, fp: Callable[[], DataFrame], excluded, max_repeats: int = 0) -> dict[int, int]:
     """Per document frequency, a bound on the seed rows its hashes make in the self-join: the sum
     of occurrences·(occurrences − 1)/2 (every two occurrences, within a document too); from
-    hash_freq when it is current, else counted from the fingerprints."""
+    hash_freq when it is current, else counted from the fingerprints (fp() gives them)."""
     if table_is_current(out, "hash_freq") and row_count(out, "hash_freq") <= DRIVER_HASHES:
         return _seed_bounds_on_driver(out, excluded, max_repeats)
     if table_is_current(out, "hash_freq"):
@@ -275,7 +275,7 @@ def seed_bounds(spark: SparkSession, out: str, fp: DataFrame, excluded, max_repe
             drop = spark.createDataFrame([(int(h),) for h in excluded], "hash long")
             freq = freq.join(F.broadcast(drop), "hash", "left_anti")
     else:
-        freq = fp.groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"), F.count(F.lit(1)).alias("occurrences"))
+        freq = fp().groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"), F.count(F.lit(1)).alias("occurrences"))
     seeding = F.least(F.col("occurrences"), F.col("docs") * (max_repeats or 2**31))  # first_repeats' cap
     pairs = seeding * (seeding - 1) / 2
     return {
@@ -306,9 +306,10 @@ def _seed_bounds_on_driver(out: str, excluded, max_repeats: int) -> dict[int, in
     return sums
 
 
-def df_counts(spark: SparkSession, out: str, fp: DataFrame, excluded) -> list[tuple[int, int]]:
+def df_counts(spark: SparkSession, out: str, fp: Callable[[], DataFrame], excluded) -> list[tuple[int, int]]:
     """(document frequency, hashes) over the fingerprints less the excluded hashes: from hash_freq's
-    rank–frequency table when it is current (no pass over the fingerprints), else counted."""
+    rank–frequency table when it is current (no pass over the fingerprints), else counted from
+    the fingerprints fp() gives."""
     if table_is_current(out, "hash_freq") and table_is_current(out, "rank_freq"):
         runs = read_arrow(out, "rank_freq", ["docs", "hashes"])
         counts: dict[int, int] = {}
@@ -319,7 +320,7 @@ def df_counts(spark: SparkSession, out: str, fp: DataFrame, excluded) -> list[tu
             for r in read_table(spark, out, "hash_freq").join(F.broadcast(drop), "hash").groupBy("docs").count().collect():
                 counts[r["docs"]] -= r["count"]
         return sorted((d, n) for d, n in counts.items() if n)
-    df = fp.groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"))
+    df = fp().groupBy("hash").agg(F.countDistinct("doc_id").alias("docs"))
     return [(r["docs"], r["n"]) for r in df.groupBy("docs").agg(F.count(F.lit(1)).alias("n")).collect()]
 
 
@@ -336,7 +337,7 @@ def run(ctx: StageContext) -> dict:
         exclusion_hashes(list(ctx.exclude), cfg.winnow.k, cfg.extract, cfg.winnow.unit, cfg.winnow.lexer) if ctx.exclude else None
     )
     pcfg = cfg.pairing
-    fp = fingerprints_without(spark, out, excluded)
+
     documents = ok_documents(spark, out)
     counts = None
     check = is_check(out)
@@ -351,17 +352,28 @@ def run(ctx: StageContext) -> dict:
         boiler = read_table(spark, out, "index_boilerplate").select("hash")
         if row_count(out, "index_boilerplate") <= BROADCAST_HASHES:
             boiler = F.broadcast(boiler)
-        fp = (
-            fp.withColumn("new", F.lit(True))
+        joined = (
+            fingerprints_without(spark, out, excluded)
+            .withColumn("new", F.lit(True))
             .unionByName(indexed.withColumn("new", F.lit(False)))
             .join(boiler, "hash", "left_anti")
         )
+
+        def fp() -> DataFrame:
+            return joined
+
         order: tuple[str, ...] = ("hash", "new", "doc_id", "pos")
         bounds = None  # no bound on a check's seeds: the index's fingerprints join in
 
         def seeds_of(batches):
             yield from cross_seed_arrow(batches, with_self, pcfg.max_repeats)
     else:
+
+        def fp() -> DataFrame:
+            # a DataFrame only where Spark reads the fingerprints: making one costs a local run
+            # the Spark SQL session it otherwise never makes (stages._lazysession)
+            return fingerprints_without(spark, out, excluded)
+
         bounds = None
         if pcfg.max_df:
             max_df = pcfg.max_df
@@ -422,7 +434,7 @@ def run(ctx: StageContext) -> dict:
             # hash_freq kept the fingerprints sorted by hash: no shuffle of them again
             emitted = seeds_from_parts(spark, parts, excluded, emit, emitted_schema, not pair_parts)
         else:
-            emitted = fp.repartition("hash").sortWithinPartitions(*order).mapInArrow(emit, emitted_schema)
+            emitted = fp().repartition("hash").sortWithinPartitions(*order).mapInArrow(emit, emitted_schema)
         if pair_parts:
             by_pair = exchanged(emitted, pair_parts)
         else:  # more seeds than blob partitions hold: Spark's sort, which spills

@@ -159,11 +159,14 @@ def _near_on_driver(out: str, threshold: float) -> pa.Table:
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     threshold = float(cfg.clusters.resemblance)
-    near = (
-        read_table(spark, out, "pairs")
-        .filter(F.col("resemblance") >= threshold)
-        .select(F.col("doc_a").alias("a"), F.col("doc_b").alias("b"))
-    )
+
+    def near():  # a DataFrame only where Spark reads the pairs (stages._lazysession)
+        return (
+            read_table(spark, out, "pairs")
+            .filter(F.col("resemblance") >= threshold)
+            .select(F.col("doc_a").alias("a"), F.col("doc_b").alias("b"))
+        )
+
     documents = sum(row_count(out, name) for name in ("documents", "indexed_documents") if table_meta(out, name))
     same_rows: pa.Table | None = None
     if documents <= DRIVER_KEYED_DOCS:
@@ -191,10 +194,10 @@ def run(ctx: StageContext) -> dict:
     elif near_edges is not None:
         edges = near_edges.num_rows + linked_same().count()
     else:
-        edges = near.unionByName(linked_same().select(F.col("first").alias("a"), F.col("doc_id").alias("b"))).count()
+        edges = near().unionByName(linked_same().select(F.col("first").alias("a"), F.col("doc_id").alias("b"))).count()
     if edges <= cfg.clusters.driver_edges:
         same_rows = same_rows if same_rows is not None else same_frame().toArrow()
-        table = _on_driver(spark, out, near_edges if near_edges is not None else near.toArrow(), same_rows)
+        table = _on_driver(spark, out, near_edges if near_edges is not None else near().toArrow(), same_rows)
         write_arrow(table, out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})
         rounds = None
         size = table.column("cluster_size").to_numpy(zero_copy_only=False)
@@ -209,7 +212,7 @@ def run(ctx: StageContext) -> dict:
         }
     else:
         same = same_frame()
-        links = near.unionByName(linked_same().select(F.col("first").alias("a"), F.col("doc_id").alias("b")))
+        links = near().unionByName(linked_same().select(F.col("first").alias("a"), F.col("doc_id").alias("b")))
         labels, rounds = spark_components(links)
         labels = labels.localCheckpoint()
         write_table(_in_spark(spark, out, labels, same), out, "clusters", cfg, "clusters", {"cluster_resemblance": threshold})

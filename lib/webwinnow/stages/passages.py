@@ -477,7 +477,6 @@ def run(ctx: StageContext) -> dict:
         shared = share(spark, boilerplate, out)
         held.append(shared)
         inject = injected_stages(spark)
-        texts = read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
         template = template_kgrams(spark, out, cfg, shared, max_df)
         shared_template = share(spark, template, out)
         held.append(shared_template)
@@ -545,10 +544,6 @@ def run(ctx: StageContext) -> dict:
                 .mapInArrow(grow, spark_schema(REDO))
             )
 
-        # each pair's candidate columns come with its seeds: the grow tasks write its row
-        candidates = read_table(spark, out, "candidate_pairs")
-        candidate_types = candidates.schema
-        seeds = packed_pairs(spark, out).join(candidates, ["doc_a", "doc_b"])
         if few_pairs:
             # Few: the driver holds the pairs, one task per documents file reads its own texts
             # (pyarrow), cuts the b windows and sends the a texts, each b window with its pair's
@@ -563,6 +558,11 @@ def run(ctx: StageContext) -> dict:
                 # (windows without an open edge: never redone).
                 grown_in_files(plan_sides(out, whole_requests(listed, redo), REQUESTS + "_whole", cores), whole=True)
         else:
+            texts = read_documents(spark, out).filter(F.col("status") == "ok").select("doc_id", "text")
+            # each pair's candidate columns come with its seeds: the grow tasks write its row
+            candidates = read_table(spark, out, "candidate_pairs")
+            candidate_types = candidates.schema
+            seeds = packed_pairs(spark, out).join(candidates, ["doc_a", "doc_b"])
             redo_rows = grown_in_spark(seeds, whole=False).persist(cache_level(spark))
             held.append(redo_rows)
             redone = redo_rows.count()
