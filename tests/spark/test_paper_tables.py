@@ -61,3 +61,20 @@ def test_paper_tables_refusals_are_one_line(tmp_path, capsys):
         assert main(["paper-tables", *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
+
+
+def test_the_gaps_figures_numbers_are_the_paper_tables_on_the_same_documents(sample_run):
+    """The report's gaps figure tallies the per-document sample's k-grams (explore.density.
+    sample_gaps); on a run whose sample is every document it gives paper-tables' numbers."""
+    from webwinnow.explore import RunOutput
+    from webwinnow.explore.density import paper_table, sample_gaps
+
+    run = RunOutput(str(sample_run))
+    whole = paper_table(run)
+    assert len(run.sample_doc_ids(2000)) == whole["documents"] < 2000  # the sample is the whole run
+    got = sample_gaps(run, 2000)
+    assert got["documents"] == whole["documents"] and got["kgrams"] == whole["kgrams"]
+    for scheme in ("winnowing", "mod_p"):
+        assert got[scheme].items() <= whole[scheme].items(), scheme
+    assert got["winnowing"]["missed_threshold_matches"] == 0 < got["mod_p"]["missed_threshold_matches"]
+    assert sample_gaps(run, 2000, mod_p=7)["mod_p"]["p"] == 7

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from webwinnow.analysis import powerlaw
 from webwinnow.htmlreport import MAX_TEXT_CHARS, ClusterView, HashView, PairView, RunPages, merge_spans, write_report
-from webwinnow.htmlreport.highlight import render_text
+from webwinnow.htmlreport.highlight import esc, esc_all, render_text
 from webwinnow.htmlreport.pages import safe_href
 
 from reportdata import FIT, HOSTILE_TEXT, HOSTILE_URLS, RUNS, STATS, Dom, check_safe_markup, html_files, pair, written
@@ -493,3 +493,11 @@ def test_every_page_reaches_every_page_and_dedup_and_index_check_only_when_run(t
             linked = {h.removeprefix(prefix) for h in re.findall(r'href="([^"]+)"', navs[0])}
             wanted = {"index.html", "cross-host.html", "clusters.html", "failures.html", "boilerplate.html", "figures.html"}
             assert wanted | optional <= linked and not ({"dedup.html", "contamination.html"} - optional) & linked, page
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab &<>\"'\x00\x07\n\t\u202e\u200f\ue000é🙂")), max_size=12), max_size=8))
+def test_texts_escaped_together_are_each_escaped_alone(texts):
+    """esc_all escapes a page's pieces of text in one pass: the same strings as one esc each,
+    whatever they hold (the character it joins them with too)."""
+    assert esc_all(texts) == [esc(t) for t in texts]

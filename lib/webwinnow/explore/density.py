@@ -73,8 +73,8 @@ def robust_vs_standard(
     cases: list[tuple[str, str]] = list(LOW_ENTROPY.items())
     if run is not None and run_docs:
         scored = sorted(
-            (distinct(hashes).size / hashes.size, doc_id)
-            for doc_id, hashes in run.sample_kgrams(max_docs)
+            (unique.size / hashes.size, doc_id)
+            for (doc_id, hashes), unique in zip(run.sample_kgrams(max_docs), run.sample_distinct(max_docs), strict=True)
             if hashes.size >= 2 * w
         )[:run_docs]
         urls = run.urls([d for _, d in scored])
@@ -100,6 +100,21 @@ def paper_table(run: RunOutput, max_docs: int | None = None, mod_p: int | None =
     from .paper import paper_tables
 
     return paper_tables(run.out, mod_p=mod_p, max_docs=max_docs, folder=run.folder)
+
+
+def sample_gaps(run: RunOutput, max_docs: int | None = 2000, mod_p: int | None = None) -> dict:
+    """paper_table's gaps and missed matches (what the gaps figure shows) on the sample of
+    documents the other per-document analyses use, from their k-gram hashes: no text read or
+    hashed again."""
+    from .paper import SelectionTally
+
+    made = run.winnow
+    w = made["w"]
+    p = mod_p if mod_p is not None else max(1, round((w + 1) / 2))  # the same expected density
+    tally = SelectionTally(w, made["robust"], p)
+    for _, hashes in run.sample_kgrams(max_docs):
+        tally.add(hashes)
+    return tally.gaps(len(run.sample_doc_ids(max_docs)))
 
 
 def paper_frame(result: dict):

@@ -338,9 +338,9 @@ def _rank_frequency(run: RunOutput, max_docs: int | None):
 
 
 def _paper(run: RunOutput, max_docs: int | None):
-    from .density import paper_table
+    from .density import sample_gaps
 
-    return gaps_figure(paper_table(run, max_docs=max_docs))
+    return gaps_figure(sample_gaps(run, max_docs))
 
 
 #: Up to this many fingerprints the report's max_df sweep reads them all (exact pair counts,

@@ -67,10 +67,9 @@ def sample_curves(run: RunOutput, max_docs: int | None = 2000) -> tuple[Curve, C
 
     made = run.winnow
     w, robust, mod_p = made["w"], made["robust"], made.get("mod_p", 0)
-    every: list[np.ndarray] = []
     chosen: list[np.ndarray] = []
+    every = list(run.sample_distinct(max_docs))
     for _, hashes in run.sample_kgrams(max_docs):
-        every.append(distinct(hashes))
         picked = select_mod_p(hashes, mod_p) if mod_p else winnow(hashes, w, robust)
         chosen.append(distinct(hashes[picked]))
     ids = run.sample_doc_ids(max_docs)

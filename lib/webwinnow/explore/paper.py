@@ -44,12 +44,60 @@ def _texts(folder: str, max_docs: int | None):
                     return
 
 
+class SelectionTally:
+    """Winnowing against 0 mod p over documents' k-gram hashes, one document at a time: per
+    scheme [fingerprints, longest gap, windows of w k-grams with none], the k-grams and the
+    windows in all."""
+
+    def __init__(self, w: int, robust: bool, p: int) -> None:
+        self.w, self.robust, self.p = w, robust, p
+        self.tally = {"winnowing": [0, 0, 0], "mod_p": [0, 0, 0]}
+        self.kgrams = self.windows = 0
+
+    def add(self, hashes) -> None:
+        from ..analysis.selection import longest_gap, unselected_windows
+        from ..core.winnowing import select_mod_p, winnow
+
+        n = int(hashes.shape[0])
+        self.kgrams += n
+        if n == 0:
+            return
+        all_windows = 0
+        # both selections give strictly increasing indices: each k-gram once
+        for name, selected in (("winnowing", winnow(hashes, self.w, self.robust)), ("mod_p", select_mod_p(hashes, self.p))):
+            missed, all_windows = unselected_windows(selected, n, self.w)
+            self.tally[name][0] += int(selected.size)
+            self.tally[name][1] = max(self.tally[name][1], longest_gap(selected, n))
+            self.tally[name][2] += missed
+        self.windows += all_windows
+
+    def gaps(self, documents: int) -> dict[str, Any]:
+        """What the gaps figure shows (explore.figures.gaps_figure): paper_tables' keys."""
+        w, p = self.w, self.p
+        win, mp = self.tally["winnowing"], self.tally["mod_p"]
+        return {
+            "documents": documents,
+            "kgrams": self.kgrams,
+            "winnowing": {
+                "fingerprints": win[0],
+                "longest_gap_kgrams": win[1],
+                "bound_gap_kgrams": w - 1,
+                "missed_threshold_matches": win[2] / self.windows if self.windows else None,
+            },
+            "mod_p": {
+                "p": p,
+                "fingerprints": mp[0],
+                "longest_gap_kgrams": mp[1],
+                "missed_threshold_matches": mp[2] / self.windows if self.windows else None,
+                "expected_missed": (1 - 1 / p) ** w,
+            },
+        }
+
+
 def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = None, folder: str | None = None) -> dict[str, Any]:
     """The measurements as one JSON-able dict (see the module's docstring); folder: where the
     run's tables are, when known (else found from out)."""
-    from ..analysis.selection import longest_gap, unselected_windows
-    from ..core.distinct import distinct
-    from ..core.winnowing import kgram_hashes, select_mod_p, winnow
+    from ..core.winnowing import kgram_hashes
     from ..outputs.tables import read_table_config, table_stats
 
     if max_docs is not None and max_docs < 1:
@@ -61,29 +109,19 @@ def paper_tables(out: str, *, mod_p: int | None = None, max_docs: int | None = N
     if p < 1:
         raise UserError(f"--mod-p must be at least 1, got {p}")
     started = time.time()
-    docs = chars = text_bytes = kgrams = 0
-    tally = {"winnowing": [0, 0, 0], "mod_p": [0, 0, 0]}  # selected, longest gap, windows missed
-    windows = 0
+    docs = chars = text_bytes = 0
+    counted = SelectionTally(w, robust, p)
     for texts in _texts(folder, max_docs):
         for text in texts:
             docs += 1
             if not text:
                 continue
             hashes, _ = kgram_hashes(text, k, made.get("unit", "char"), made.get("lexer", "c"))
-            n = int(hashes.shape[0])
             chars += len(text)
             text_bytes += len(text.encode("utf-8", "surrogatepass"))  # the paper counts bytes
-            kgrams += n
-            if n == 0:
-                continue
-            for name, selected in (("winnowing", winnow(hashes, w, robust)), ("mod_p", select_mod_p(hashes, p))):
-                selected = distinct(selected)
-                missed, all_windows = unselected_windows(selected, n, w)
-                tally[name][0] += int(selected.size)
-                tally[name][1] = max(tally[name][1], longest_gap(selected, n))
-                tally[name][2] += missed
-            windows += all_windows
+            counted.add(hashes)
     seconds = time.time() - started
+    tally, kgrams, windows = counted.tally, counted.kgrams, counted.windows
     stats = table_stats(folder, "hash_freq") or {}
     fit, shares = stats.get("fit") or {}, stats.get("shares") or {}
     stored = table_stats(folder, "fingerprints") or {}

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import storage
-from ..core.distinct import distinct  # noqa: F401 - the explore modules' name for it
+from ..core.distinct import distinct  # also the explore modules' name for it
 from ..errors import UserError
 
 
@@ -49,6 +49,7 @@ class RunOutput:
         self.out = storage.canonical(os.fspath(out))
         self.folder = storage.canonical(tables_in) if tables_in else run_folder(self.out)
         self._kgrams: dict[int | None, list[tuple[int, np.ndarray]]] = {}
+        self._distinct: dict[int | None, list[np.ndarray]] = {}
 
     def __repr__(self) -> str:
         return f"RunOutput({self.out!r})"
@@ -167,7 +168,17 @@ class RunOutput:
                     if hashes.size:
                         found.append((doc_id, hashes))
             self._kgrams = {key: found}  # one sample at a time: it can be large
+            self._distinct = {}
         return self._kgrams[key]
+
+    def sample_distinct(self, max_docs: int | None) -> list[np.ndarray]:
+        """The sorted distinct k-gram hashes of each document of sample_kgrams(max_docs), in its
+        order: sorted once per RunOutput for the analyses that need them (the k-gram curve, the
+        documents that repeat the most)."""
+        kgrams = self.sample_kgrams(max_docs)
+        if max_docs not in self._distinct:
+            self._distinct = {max_docs: [distinct(hashes) for _, hashes in kgrams]}
+        return self._distinct[max_docs]
 
     def urls(self, doc_ids) -> dict[int, str | None]:
         got = self.doc_rows("documents", np.asarray([int(d) for d in doc_ids], np.int64), ["url"])

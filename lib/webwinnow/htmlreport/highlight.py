@@ -53,6 +53,7 @@ def render_text(
     starts = {s for s, _ in marks}
     ends = {e for _, e in marks}
     cuts = sorted(starts | ends | set(anchors) | {0, n_chars})
+    pieces = esc_all([text[pos:end] for pos, end in zip(cuts, cuts[1:])])
     out: list[str] = []
     for i, pos in enumerate(cuts):
         if pos in ends:
@@ -65,5 +66,18 @@ def render_text(
         if pos in starts:
             out.append("<mark>")
         if i + 1 < len(cuts):
-            out.append(esc(text[pos : cuts[i + 1]]))
+            out.append(pieces[i])
     return "".join(out), {num for num, _, _ in clipped}
+
+
+#: Joins the texts esc_all escapes in one pass: a private-use character that esc leaves as it is.
+_JOIN = "\ue000"
+
+
+def esc_all(texts: Sequence[str]) -> list[str]:
+    """[esc(t) for t in texts], escaped in one pass over them all where none holds _JOIN: esc maps
+    each character on its own, so the escaped whole splits where the texts were joined. A page
+    of a pair with hundreds of passages escapes a thousand pieces of its texts."""
+    if len(texts) < 2 or any(_JOIN in t for t in texts):
+        return [esc(t) for t in texts]
+    return esc(_JOIN.join(texts)).split(_JOIN)

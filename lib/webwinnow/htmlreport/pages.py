@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..text.visible import href_safe
-from .highlight import MAX_TEXT_CHARS, esc, render_text
+from .highlight import MAX_TEXT_CHARS, esc, esc_all, render_text
 from .model import PairView
 
 CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -503,11 +503,12 @@ def pair_page(
         return f'{label} <span class="muted">(not shown)</span>'
 
     rows = []
-    for n, (sa, ea, sb, eb, length) in numbered:
+    text_a = p.text_a
+    previews = esc_all([text_a[sa : min(ea, sa + 120)] for _, (sa, ea, *_) in numbered]) if text_a is not None else []
+    for i, (n, (sa, ea, sb, eb, length)) in enumerate(numbered):
         preview = ""
-        if p.text_a is not None:
-            frag = p.text_a[sa : min(ea, sa + 120)]
-            preview = esc(frag) + ("…" if ea - sa > 120 else "")
+        if text_a is not None:
+            preview = previews[i] + ("…" if ea - sa > 120 else "")
         rows.append(
             f'<tr><td class="num">{n}</td><td class="num">{length:,}</td>'
             f'<td class="num">{where(n, sa, ea, "a", anch_a)}</td><td class="num">{ea - sa:,}</td>'
