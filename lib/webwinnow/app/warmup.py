@@ -20,8 +20,37 @@ def kernels_cached() -> bool:
         return True  # a Numba without this layout: say nothing rather than guess
 
 
+#: The modules whose kernels warm_kernels compiles.
+WARMED = ("core.kernel", "core.units", "analysis.spans", "analysis.components", "analysis.template", "text.html2text")
+
+
+def kernels_fresh() -> bool:
+    """Whether Numba's on-disk cache holds every module of WARMED as compiled from its source by
+    this Numba: each module has indexed kernels, and each index is stamped with its module's
+    source and Numba's version (an index another source or Numba wrote reads as empty)."""
+    import importlib
+
+    from numba.core.dispatcher import Dispatcher
+
+    try:
+        for name in WARMED:
+            module = importlib.import_module(f"webwinnow.{name}")
+            # Numba's cache objects are not in its type stubs
+            files = [d._cache._cache_file for d in vars(module).values() if isinstance(d, Dispatcher)]  # type: ignore[attr-defined]
+            indexed = [f for f in files if os.path.exists(f._index_path)]
+            if not indexed or not all(f._load_index() for f in indexed):
+                return False
+    except Exception:  # noqa: BLE001 - a Numba without this layout: warm up, as when unsure
+        return False
+    return True
+
+
 def warm_kernels(console: Console) -> None:
-    """Compile (or load) the kernels once in the driver, so the workers find them cached."""
+    """Compile the kernels once in the driver, so the workers find them cached, unless the cache
+    is fresh: loading them all then cost the driver 0.5 CPU-s for kernels it mostly never calls
+    (each process loads the ones it calls)."""
+    if kernels_fresh():
+        return
     started = time.time()
     if not kernels_cached():
         console.say("compiling the winnowing and extraction kernels (first run only; cached afterwards) ...")

@@ -1,0 +1,52 @@
+"""The driver compiles the kernels once for the workers, and skips loading them when Numba's cache
+already holds them as compiled from this source by this Numba (app.warmup)."""
+
+from __future__ import annotations
+
+import pytest
+
+from webwinnow.app import warmup
+from webwinnow.app.console import Console
+
+
+def _main_index():
+    from webwinnow.core import kernel
+
+    return kernel._fingerprint_batch._cache._cache_file
+
+
+def test_a_cache_the_warm_up_wrote_is_fresh_and_the_next_warm_up_loads_nothing(monkeypatch):
+    warmup.warm_kernels(Console(quiet=True))  # compiles on a cold cache, loads on a warm one
+    assert warmup.kernels_fresh()
+    from webwinnow.core import winnowing
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a fresh cache's kernels are not loaded by the driver")
+
+    monkeypatch.setattr(winnowing, "fingerprint_batch", refuse)
+    warmup.warm_kernels(Console(quiet=True))
+
+
+@pytest.mark.parametrize("field", ["_source_stamp", "_version"])
+def test_an_index_from_another_source_or_numba_is_stale(monkeypatch, field):
+    warmup.warm_kernels(Console(quiet=True))
+    monkeypatch.setattr(_main_index(), field, b"another" if field == "_source_stamp" else "0.0.0")
+    assert not warmup.kernels_fresh()
+    called = []
+    from webwinnow.core import winnowing
+
+    real = winnowing.fingerprint_batch
+    monkeypatch.setattr(winnowing, "fingerprint_batch", lambda *a, **k: called.append(1) or real(*a, **k))
+    warmup.warm_kernels(Console(quiet=True))
+    assert called  # warmed up again
+
+
+def test_a_module_never_compiled_is_not_fresh(monkeypatch, tmp_path):
+    from numba.core.dispatcher import Dispatcher
+
+    from webwinnow.core import kernel
+
+    for value in vars(kernel).values():
+        if isinstance(value, Dispatcher):
+            monkeypatch.setattr(value._cache._cache_file, "_index_path", str(tmp_path / "none.nbi"))
+    assert not warmup.kernels_fresh()
