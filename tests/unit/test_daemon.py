@@ -126,3 +126,36 @@ def test_the_daemon_preloads_every_module_it_names_and_its_forked_children_run_k
     )
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300).stdout
     assert got.split("\n")[:2] == ["['webwinnow.no_such_module'] True", "0"]
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+def test_the_daemon_loads_the_warm_up_kernels_before_it_forks_when_the_cache_holds_them(kernels):
+    """With Numba's cache fresh (the driver's warm-up wrote it), the preload loads the kernels,
+    and a child forked after it runs one without loading anything; kernels=False, as before this
+    step: the child loads it itself."""
+    import subprocess
+    import sys
+
+    from webwinnow.app.console import Console
+    from webwinnow.app.warmup import kernels_fresh, warm_kernels
+
+    warm_kernels(Console(quiet=True))
+    assert kernels_fresh()
+    code = (
+        "import os, sys\n"
+        "from webwinnow.stages._daemon import preload\n"
+        f"preload(kernels={kernels})\n"
+        "from webwinnow.core import kernel\n"
+        "from webwinnow.text import html2text\n"
+        "loaded = [len(d.overloads) for d in (kernel._fingerprint_batch, html2text._prepare)]\n"
+        "print(loaded)\n"
+        "sys.stdout.flush()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    from webwinnow.text.html2text import html_to_text\n"
+        "    ok = html_to_text('<p>a page</p>') == 'a page' and len(html2text._prepare.overloads) == 1\n"
+        "    os._exit(0 if ok else 1)\n"
+        "print(os.waitpid(pid, 0)[1])\n"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300).stdout
+    assert got.split("\n")[:2] == ["[1, 1]" if kernels else "[0, 0]", "0"]

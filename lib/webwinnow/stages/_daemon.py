@@ -10,9 +10,11 @@ imported; anything else (another version, no installed copy) keeps Spark's path 
 
 The daemon imports what every worker's tasks import (`PRELOADED`: NumPy, Arrow, pandas, Numba,
 the stages' modules) before it forks them: each worker inherits the modules instead of importing
-them again (1.2-1.3 CPU-s a worker on the docs corpus). The threads those imports start, NumPy's
-OpenBLAS pool and Arrow's jemalloc background thread, stop or reset themselves across a fork
-(both libraries register fork handlers), and nothing else runs in the daemon when it forks.
+them again (1.2-1.3 CPU-s a worker on the docs corpus), and the kernels the driver's warm-up
+calls, loaded from Numba's cache (each of a run's two workers loaded its own: 0.5-0.6 CPU-s
+each on the docs corpus, Numba's first-use setup included). The threads those imports start,
+NumPy's OpenBLAS pool and Arrow's jemalloc background thread, stop or reset themselves across a
+fork (both libraries register fork handlers), and nothing else runs in the daemon when it forks.
 
 pyspark's daemon collects a reused worker's garbage after each of its tasks with a full
 collection, which walks every object the worker holds: 70 ms once numba's, pyarrow's and pandas'
@@ -118,10 +120,12 @@ PRELOADED = (
 )
 
 
-def preload(names: tuple[str, ...] = PRELOADED) -> list[str]:
-    """Import the modules the workers' tasks import, then freeze them (gc.freeze: no collection
-    in a worker walks them, and none writes to their pages, which the workers share with the
-    daemon); the names that could not be imported, which the workers import as before."""
+def preload(names: tuple[str, ...] = PRELOADED, kernels: bool = True) -> list[str]:
+    """Import the modules the workers' tasks import, load the kernels the warm-up calls from
+    Numba's cache when it holds them fresh (kernels=True: stages._kernels), then freeze it all
+    (gc.freeze: no collection in a worker walks them, and none writes to their pages, which the
+    workers share with the daemon); the names that could not be imported, which the workers
+    import as before."""
     import importlib
 
     missing = []
@@ -130,6 +134,15 @@ def preload(names: tuple[str, ...] = PRELOADED) -> list[str]:
             importlib.import_module(name)
         except ImportError:
             missing.append(name)
+    if kernels:
+        try:
+            from webwinnow.stages._kernels import exercise, kernels_fresh
+
+            # loaded from the cache, never compiled here: the first fork would wait for it
+            if kernels_fresh():
+                exercise()
+        except Exception:  # noqa: BLE001 - each worker loads (or compiles) its kernels, as before
+            pass
     gc.collect()
     gc.freeze()
     return missing
