@@ -504,3 +504,24 @@ def test_a_body_the_parser_may_take_as_it_is(body, charset, exact) -> None:
     if exact:
         assert got.utf8 is body and got.utf8 == got.text.encode("utf-8")
         assert html_to_text(got.utf8) == html_to_text(got.text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(["Mon", "Sun", "Sat", "Tue"]),
+    st.integers(0, 39),
+    st.sampled_from(["Jan", "Feb", "Jun", "Sep", "Nov", "Dec", "jan", "Foo"]),
+    st.integers(0, 9999),
+    st.integers(0, 29),
+    st.integers(0, 69),
+    st.integers(0, 69),
+    st.sampled_from(["GMT", "UTC", "+0200", "gmt"]),
+    st.sampled_from(["", " ", "\t"]),
+)
+def test_the_fixdate_fast_path_reads_what_email_utils_reads(wday, day, month, year, hour, minute, second, zone, pad):
+    """http_time reads IMF-fixdate itself; on every such string, and near misses, it gives what
+    email.utils' parser gives (the path for every other form)."""
+    from webwinnow.crawl.records import _parsed_http_time, http_time
+
+    value = f"{pad}{wday}, {day:02d} {month} {year:04d} {hour:02d}:{minute:02d}:{second:02d} {zone}{pad}"
+    assert http_time(value) == _parsed_http_time(value.strip())
