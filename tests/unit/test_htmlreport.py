@@ -501,3 +501,36 @@ def test_texts_escaped_together_are_each_escaped_alone(texts):
     """esc_all escapes a page's pieces of text in one pass: the same strings as one esc each,
     whatever they hold (the character it joins them with too)."""
     assert esc_all(texts) == [esc(t) for t in texts]
+
+
+def test_log_axes_label_their_ticks_in_plain_text_without_mathtext(tmp_path, monkeypatch):
+    """The rank-frequency plot's log ticks read "10³", never mathtext, whose parser costs
+    milliseconds a label: drawing it parses no mathtext at all."""
+    import matplotlib.mathtext
+
+    from webwinnow.htmlreport.plot import laid_out, plain_label, write_rank_frequency_png
+
+    assert plain_label(r"$\mathdefault{10^{3}}$") == "10³"
+    assert plain_label(r"$\mathdefault{2\times10^{-2}}$") == "2×10⁻²"
+    assert plain_label(r"$\mathdefault{0}$") == "0" and plain_label("") == ""
+    parsed = []
+    real = matplotlib.mathtext.MathTextParser.parse
+    monkeypatch.setattr(
+        matplotlib.mathtext.MathTextParser, "parse", lambda self, s, *a, **k: parsed.append(s) or real(self, s, *a, **k)
+    )
+    write_rank_frequency_png(tmp_path / "rf.png", RUNS, FIT, 3)
+    assert (tmp_path / "rf.png").read_bytes().startswith(b"\x89PNG") and parsed == []
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot([1, 10, 1000], [0.01, 1, 5])
+    ax.set_xscale("log")
+    ax.set_yscale("symlog", linthresh=1)
+    laid_out(fig)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
+    assert "10³" in labels and "0" in labels and not any("$" in t for t in labels) and parsed == []

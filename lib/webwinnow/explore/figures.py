@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..htmlreport.model import FigureEntry
+from ..htmlreport.plot import laid_out
 from .density import density_by_w, robust_vs_standard
 from .frequencies import Curve, FitQuality, MaxDfSweep, fingerprint_curve, fit_quality, max_df_sweep, sample_curves
 from .run import RunOutput
@@ -89,7 +90,7 @@ def rank_frequency_figure(run_curve: Curve, kgrams: Curve | None = None, fingerp
         ax.legend(fontsize=8, loc="lower left")
         ax.set_title(title, fontsize=10)
     fig.suptitle("Rank–frequency of hashes (log–log)")
-    fig.tight_layout()
+    laid_out(fig)
     return fig
 
 
@@ -117,7 +118,7 @@ def fit_residuals_figure(quality: FitQuality):
     ax.set_title(f"Power-law fit residuals (slope {quality.slope:.2f}{r2})" if quality.slope is not None else "Residuals")
     ax.legend(fontsize=8)
     ax.grid(True, color="#eeeeee")
-    fig.tight_layout()
+    laid_out(fig)
     return fig
 
 
@@ -164,7 +165,7 @@ def max_df_figure(sweep: MaxDfSweep):
     note = f" ({sweep.sample:,} sampled documents)" if sweep.sample else ""
     ax.set_title(f"How the boilerplate cap changes the pairs{note}")
     ax.grid(True, color="#eeeeee")
-    fig.tight_layout()
+    laid_out(fig)
     return fig
 
 
@@ -180,7 +181,7 @@ def density_figure(frame, k: int):
     _log_axes(ax, "window w (k-grams)", "fingerprints per k-gram")
     ax.set_title(f"Winnowing density against w ({int(frame['documents'].iloc[0]):,} documents)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
+    laid_out(fig)
     return fig
 
 
@@ -206,7 +207,7 @@ def gaps_figure(paper: dict):
         right.annotate(f"{m:.2f}%", (i, m), ha="center", va="bottom", fontsize=9)
     right.legend(fontsize=8)
     fig.suptitle(f"Same expected density, {paper['documents']:,} documents: what each selection leaves uncovered")
-    fig.tight_layout()
+    laid_out(fig)
     return fig
 
 
@@ -227,7 +228,7 @@ def robust_figure(frame, w: int):
     ax.set_xlabel("fingerprints per k-gram")
     ax.set_title("Low-entropy text: ties cost standard winnowing fingerprints")
     ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
+    laid_out(fig)
     return fig
 
 
@@ -248,7 +249,7 @@ def pairs_scatter_figure(pairs, total: int | None = None):
     shown = f"{len(pairs):,} of {total:,} pairs" if total and total > len(pairs) else f"{len(pairs):,} pairs"
     ax.set_title(f"{shown}\ncopies inside longer pages sit high and to the left", fontsize=10)
     ax.grid(True, color="#eeeeee")
-    fig.tight_layout()
+    laid_out(fig)
     return fig
 
 
@@ -271,7 +272,7 @@ def passage_lengths_figure(lengths: np.ndarray, k: int, t: int, counts: np.ndarr
     share = float(weights[lengths >= t].sum() / weights.sum())
     ax.set_title(f"{int(weights.sum()):,} copied passages, {100 * share:.0f}% at least t long")
     ax.legend(fontsize=8)
-    fig.tight_layout()
+    laid_out(fig)
     return fig
 
 
