@@ -50,3 +50,23 @@ def test_a_module_never_compiled_is_not_fresh(monkeypatch, tmp_path):
         if isinstance(value, Dispatcher):
             monkeypatch.setattr(value._cache._cache_file, "_index_path", str(tmp_path / "none.nbi"))
     assert not warmup.kernels_fresh()
+
+
+def test_the_warm_up_calls_the_edge_kernel_with_the_types_the_passages_stage_does():
+    """Numba keeps a compiled version per argument types: a warm-up call with other types
+    (writable arrays where the stage passes Arrow's read-only ones) left every worker loading
+    the stage's version itself."""
+    import numpy as np
+    import pyarrow as pa
+
+    from webwinnow.analysis import template
+    from webwinnow.analysis.boilerplate import HashSet
+    from webwinnow.config import RunConfig
+    from webwinnow.stages._kernels import exercise
+    from webwinnow.stages.passages import edge_arrow
+
+    exercise()
+    versions = len(template._batch_edge_hashes.overloads)
+    pages = pa.RecordBatch.from_arrays([pa.array(["a page of text " * 40, "another page " * 30])], names=["text"])
+    list(edge_arrow(pages, RunConfig(), HashSet(np.array([1, 2, 3], np.int64))))
+    assert len(template._batch_edge_hashes.overloads) == versions

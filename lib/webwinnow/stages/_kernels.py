@@ -41,11 +41,13 @@ def exercise() -> None:
     """Call each kernel once, on an input that takes the path a stage's call takes (the same
     argument types: Numba keeps one compiled version per type signature)."""
     import numpy as np
+    import pyarrow as pa
 
+    from ..analysis.boilerplate import HashSet
     from ..analysis.components import components
     from ..analysis.spans import copied_passages, gather_ranges
     from ..analysis.template import batch_edge_hashes
-    from ..core.winnowing import fingerprint, fingerprint_batch, units
+    from ..core.winnowing import _text_buffers, fingerprint, fingerprint_batch, units
     from ..text.html2text import html_to_text
 
     text = "warm up " * 40
@@ -58,7 +60,7 @@ def exercise() -> None:
     copied_passages(text, text, np.zeros(1, np.int64), np.zeros(1, np.int64), 5, max_spans=1, max_chars=1000)
     components(np.array([1], np.int64), np.array([2], np.int64))
     gather_ranges(np.zeros(4, np.uint8), np.array([0], np.int64), np.array([2], np.int64))
-    data = np.frombuffer(text.encode(), np.uint8)
-    batch_edge_hashes(
-        data, np.zeros(1, np.int64), np.array([len(data)]), False, 5, 4, True, 0, np.zeros(0, np.int64), np.zeros(1024, bool)
-    )
+    # as the passages stage's edge tasks call it: a page's bytes and bounds from an Arrow array
+    data, starts, ends = _text_buffers(pa.array([text]))
+    template = HashSet(np.zeros(0, np.int64))
+    batch_edge_hashes(data, starts, ends, False, 5, 4, True, 0, template.members, template.table())
