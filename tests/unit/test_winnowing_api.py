@@ -120,6 +120,12 @@ def test_text_keys_equal_exactly_for_texts_equal_after_normalization():
     assert keys[3] == keys[4]  # both normalize to nothing (callers skip length 0)
     assert keys[5] == keys[6]
     assert (keys >= 0).all()
+    import hashlib
+
+    def blake(raw: bytes) -> int:  # the key: a 63-bit BLAKE2b of the normalized text's UTF-8
+        return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big") >> 1
+
+    assert keys[0] == blake(b"helloworld42") and keys[5] == blake("été".encode())
     arrow_keys, _ = text_keys(pa.array(texts, pa.string()))
     assert arrow_keys.tolist() == keys.tolist()
     with pytest.raises(TypeError):

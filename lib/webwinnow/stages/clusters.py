@@ -48,7 +48,7 @@ def keyed_arrow(batches):
 
 
 #: Up to this many documents (the indexed ones too, in a check), their texts are keyed on the
-#: driver with pyarrow: 0.4 CPU-s for the docs corpus's 13,624, where Spark's job, its
+#: driver with pyarrow: 0.35-0.4 CPU-s for the docs corpus's 13,624, where Spark's job, its
 #: aggregation and its join cost the JVM and the workers some 2 CPU-s; far more would take the
 #: driver's one core longer than the executors take together.
 DRIVER_KEYED_DOCS = 200_000
