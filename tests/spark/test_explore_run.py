@@ -123,26 +123,33 @@ def test_the_report_links_every_figure_it_drew(sample_run):
 def test_the_figures_a_spark_task_draws_are_the_drivers_and_a_failed_task_leaves_them_to_the_driver(
     sample_run, spark_session, tmp_path
 ):
-    """The report stage draws the figures of the document sample in a Spark task beside the
-    driver's other pages and figures: the same PNGs, byte for byte, as drawn on the driver; when
-    the task fails (an executor without matplotlib), the driver draws them and says so."""
-    from webwinnow.explore.figures import SAMPLE_FIGURES, write_figures
+    """The report stage draws every figure and the boilerplate page's plot in one Spark task
+    beside the driver's pages: the same PNGs, byte for byte, as drawn on the driver; when the
+    task fails (an executor without matplotlib), the driver draws them and says so."""
+    from webwinnow.explore.figures import write_figures
+    from webwinnow.htmlreport.plot import rank_frequency_png
     from webwinnow.stages._faults import SETTING
-    from webwinnow.stages.report import _Figures
+    from webwinnow.stages.report import RANK_PLOT, _Figures
 
-    assert set(SAMPLE_FIGURES) < {spec.name for spec in FIGURES}
-    driver = write_figures(RunOutput(sample_run), tmp_path / "driver", max_docs=300)
+    run = RunOutput(sample_run)
+    curve = run.table("rank_freq").sort_by("rank")
+    runs = list(zip(*(curve.column(c).to_pylist() for c in ("rank", "rank_last", "docs", "hashes")), strict=True))
+    rank = (runs, run.stats("hash_freq").get("fit"), run.stats("candidate_pairs")["max_df"])
+    plot = rank_frequency_png(*rank)
+    driver = write_figures(run, tmp_path / "driver", max_docs=300)
     assert not any(entry.error for entry in driver)
     pngs = {spec.name: (tmp_path / "driver" / spec.name).read_bytes() for spec in FIGURES}
-    tasks = _Figures(spark_session, str(sample_run), 300)
+    tasks = _Figures(spark_session, str(sample_run), 300, rank)
+    assert tasks.rank_plot() == plot
     assert tasks.write(tmp_path / "tasks") == driver
-    assert set(tasks.pngs) == set(SAMPLE_FIGURES), "the task drew the sample's figures"
+    assert set(tasks.pngs) == {*pngs, RANK_PLOT}, "the task drew every figure and the plot"
     assert {name: (tmp_path / "tasks" / name).read_bytes() for name in pngs} == pngs
     spark_session.conf.set(SETTING, "report")  # the task's first attempt fails; local mode does not retry
     try:
-        failed = _Figures(spark_session, str(sample_run), 300)
+        failed = _Figures(spark_session, str(sample_run), 300, rank)
         with pytest.warns(RuntimeWarning, match="figures' Spark task failed .*drawn on the driver"):
-            assert failed.write(tmp_path / "fallback") == driver
+            assert failed.rank_plot() is None, "the driver draws the plot"
+        assert failed.write(tmp_path / "fallback") == driver
     finally:
         spark_session.conf.unset(SETTING)
     assert {name: (tmp_path / "fallback" / name).read_bytes() for name in pngs} == pngs

@@ -433,13 +433,6 @@ FIGURES = (
 )
 
 
-#: The figures of the document sample (its k-grams, read and hashed once for all of them): the
-#: report stage has a Spark task draw them while the driver writes its pages and draws the
-#: others from the tables (stages.report). On the docs corpus 4.0-4.8 CPU-s in the task, against
-#: the driver's 2.5 for its pages and 1.8-2.0 for the other figures.
-SAMPLE_FIGURES = ("rank_frequency_kgrams.png", "gaps.png", "density_by_w.png", "robust.png")
-
-
 def drawn(run: RunOutput, names: Iterable[str], max_docs: int | None = 2000) -> list[tuple[str, bytes | None, str]]:
     """(name, PNG, error) of each named figure of FIGURES, in its order; where one cannot be
     drawn, no PNG and the error (one odd table never costs the report its other figures)."""

@@ -67,6 +67,15 @@ def write_rank_frequency_png(
     max_df: Any = None,
 ) -> None:
     """Write the plot to ``path`` (raises ImportError when matplotlib is missing)."""
+    Path(path).write_bytes(rank_frequency_png(rank_freq, fit, max_df))
+
+
+def rank_frequency_png(
+    rank_freq: Sequence[tuple[int, int, int, int]], fit: Mapping[str, Any] | None, max_df: Any = None
+) -> bytes:
+    """The plot as PNG bytes (raises ImportError when matplotlib is missing)."""
+    import io
+
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -118,4 +127,6 @@ def write_rank_frequency_png(
     ax.set_xlabel("rank (distinct hashes, most frequent first)")
     ax.set_ylabel("documents holding the hash")
     laid_out(fig)
-    fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    return buf.getvalue()

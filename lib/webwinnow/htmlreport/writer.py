@@ -100,6 +100,7 @@ def write_report(
     cross_host: Iterable[PairView] | None = None,
     total_cross_host: int | None = None,
     run: RunPages | None = None,
+    rank_frequency: Callable[[], bytes | None] | None = None,
 ) -> Path:
     """Write the static HTML report into ``report_dir``; returns the path of its index.html.
 
@@ -119,6 +120,9 @@ def write_report(
       so); ``cross_host`` / ``total_cross_host``: the same for pairs of pages on different hosts
       (cross-host.html; the first ``detail_pages`` of them get pair pages too); ``run``: the
       clusters, failed files and dedup pages' content (None: those pages say there is none).
+    - ``rank_frequency``: gives rank_frequency.png as drawn elsewhere from these ``rank_freq``,
+      ``fit`` and ``stats["max_df"]`` (the report stage's figure task), or None to have it
+      drawn here; not given: drawn here.
 
     The folder is built beside ``report_dir`` and swapped in whole when complete; an existing
     ``report_dir`` is replaced only if it holds nothing but report files.
@@ -174,7 +178,7 @@ def write_report(
     try:
         _write_pair_pages(staging, title, summary, pairs, cross, page_size, detail_pages, total_pairs, total_cross_host)
         _write_run_pages(staging, title, run)
-        _write_boilerplate_page(staging, title, hashes, runs, fit, shares, max_df)
+        _write_boilerplate_page(staging, title, hashes, runs, fit, shares, max_df, rank_frequency)
         _write_figures_page(staging, title, figures)
     finally:
         pages.PAGES.reset(token)
@@ -240,12 +244,23 @@ def _write_run_pages(staging: Path, title: str, run: RunPages) -> None:
 
 
 def _write_boilerplate_page(
-    staging: Path, title: str, hashes: list[HashView], runs: list, fit: dict | None, shares: Mapping[str, Any], max_df: Any
+    staging: Path,
+    title: str,
+    hashes: list[HashView],
+    runs: list,
+    fit: dict | None,
+    shares: Mapping[str, Any],
+    max_df: Any,
+    drawn: Callable[[], bytes | None] | None,
 ) -> None:
-    """rank_frequency.png and boilerplate.html."""
+    """rank_frequency.png (`drawn`'s, else drawn here) and boilerplate.html."""
     plot_ok, plot_note = True, ""
+    png = drawn() if drawn is not None else None
     try:
-        write_rank_frequency_png(staging / "rank_frequency.png", runs, fit, max_df)
+        if png is not None:
+            (staging / "rank_frequency.png").write_bytes(png)
+        else:
+            write_rank_frequency_png(staging / "rank_frequency.png", runs, fit, max_df)
     except ImportError as exc:
         plot_ok, plot_note = False, f"matplotlib is not installed ({exc}); install the project's dependencies"
         warnings.warn(f"report: rank_frequency.png not drawn: {plot_note}", RuntimeWarning, stacklevel=2)

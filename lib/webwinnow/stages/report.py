@@ -5,9 +5,9 @@ Only what a person can read is collected to the driver: the top pairs (report.pa
 and passages of the first report.details of them, the most frequent hashes, and the
 run-length-encoded rank–frequency curve (stages._reportrows: read with pyarrow on the driver
 when a table is small, in Spark when not). The figures page (webwinnow.explore.figures) is drawn
-from the tables with pyarrow, its per-document parts on report.figure_docs documents: those by
-a Spark task while the driver writes the other pages and draws the other figures (the
-executors wait for the report otherwise, and the sample's figures are most of its time).
+from the tables with pyarrow, its per-document parts on report.figure_docs documents: all of its
+figures and the boilerplate page's plot by one Spark task while the driver writes the other
+pages (the executors wait for the report otherwise, and the figures are most of its time).
 """
 
 from __future__ import annotations
@@ -114,40 +114,51 @@ def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool, 
     )
 
 
-#: The sample's figures as their task returns them (explore.figures.drawn).
+#: The figures as their task returns them (explore.figures.drawn), the boilerplate page's plot
+#: among them (as RANK_PLOT).
 FIGURE_ROWS = pa.schema([("name", pa.string()), ("png", pa.binary()), ("error", pa.string())])
+#: The name the figure task gives the boilerplate page's plot (htmlreport.plot).
+RANK_PLOT = "rank_frequency.png"
 
 
 class _Figures:
-    """The figures page's PNGs: those of the document sample (explore.figures.SAMPLE_FIGURES,
-    most of the page's time) drawn by a Spark task in a thread of the driver's, so that the job
-    runs beside the driver's other pages; write() draws the others on the driver, waits for the
-    task's, and draws any the task did not give (its job failed: an executor without matplotlib,
-    say, or a figure that failed there)."""
+    """The report's PNGs, every figure of the figures page and the boilerplate page's plot,
+    drawn by one Spark task in a thread of the driver's while the driver writes its pages.
 
-    def __init__(self, spark, out: str, max_docs: int) -> None:
+    One process draws them all: matplotlib's first figure costs a process about 0.9 CPU-s more
+    than its next ones (its imports, fonts, the first layout), which the driver paid again when
+    it drew half of them (docs corpus: the driver's figures 2.1-2.3 CPU-s, the same drawn after
+    others 1.3-1.4). write() and rank_plot() wait for the task; whatever it did not give (its
+    job failed: an executor without matplotlib, say, or a figure that failed there) the driver
+    draws. `rank` is the plot's (runs, fit, max_df), as the driver would draw it."""
+
+    def __init__(self, spark, out: str, max_docs: int, rank: tuple) -> None:
         from pyspark import InheritableThread
 
         self.out, self.max_docs = out, max_docs
         self.pngs: dict[str, tuple[bytes | None, str]] = {}
         self.failed = ""
-        self._thread = InheritableThread(lambda: self._draw(spark), session=spark)
+        self._warned = False
+        self._thread = InheritableThread(lambda: self._draw(spark, rank), session=spark)
         self._thread.daemon = True
         self._thread.start()
 
-    def _draw(self, spark) -> None:
-        from ..explore.figures import SAMPLE_FIGURES
-
+    def _draw(self, spark, rank: tuple) -> None:
         out, max_docs = self.out, self.max_docs
         inject = injected_stages(spark)
 
         def draw(batches):
-            from ..explore.figures import drawn
+            from ..explore.figures import drawn, figure_names
             from ..explore.run import RunOutput
+            from ..htmlreport.plot import rank_frequency_png
 
             for _ in batches:
                 maybe_fail("report", inject)
-                got = drawn(RunOutput(out, tables_in=out), SAMPLE_FIGURES, max_docs)
+                got = drawn(RunOutput(out, tables_in=out), figure_names(), max_docs)
+                try:
+                    got.append((RANK_PLOT, rank_frequency_png(*rank), ""))
+                except Exception as exc:  # noqa: BLE001 - the driver draws it, and says why if it fails there too
+                    got.append((RANK_PLOT, None, f"{type(exc).__name__}: {exc}"))
                 yield pa.RecordBatch.from_pylist([dict(zip(FIGURE_ROWS.names, g, strict=True)) for g in got], FIGURE_ROWS)
 
         try:
@@ -158,19 +169,27 @@ class _Figures:
         for name, png, error in zip(*(got.column(c).to_pylist() for c in FIGURE_ROWS.names), strict=True):
             self.pngs[name] = (png, error or "")
 
+    def _joined(self) -> None:
+        self._thread.join()
+        if self.failed and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"report: the figures' Spark task failed ({self.failed}); drawn on the driver", RuntimeWarning, stacklevel=3
+            )
+
+    def rank_plot(self) -> bytes | None:
+        """The boilerplate page's plot as the task drew it; None: the driver draws it."""
+        self._joined()
+        return self.pngs.get(RANK_PLOT, (None, ""))[0]
+
     def write(self, folder):
-        from ..explore.figures import SAMPLE_FIGURES, drawn, figure_entries, figure_names
+        from ..explore.figures import drawn, figure_entries, figure_names
         from ..explore.run import RunOutput
 
+        self._joined()
         run = RunOutput(self.out, tables_in=self.out)
-        pngs = {name: (png, error) for name, png, error in drawn(run, figure_names() - set(SAMPLE_FIGURES), self.max_docs)}
-        self._thread.join()
-        if self.failed:
-            warnings.warn(
-                f"report: the figures' Spark task failed ({self.failed}); drawn on the driver", RuntimeWarning, stacklevel=2
-            )
-        missing = {name for name in SAMPLE_FIGURES if self.pngs.get(name, (None, ""))[0] is None}
-        pngs.update({name: got for name, got in self.pngs.items() if name not in missing})
+        pngs = {name: got for name, got in self.pngs.items() if got[0] is not None and name != RANK_PLOT}
+        missing = figure_names() - set(pngs)
         pngs.update({name: (png, error) for name, png, error in drawn(run, missing, self.max_docs)})
         return figure_entries(run, folder, pngs, self.max_docs)
 
@@ -179,7 +198,10 @@ def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     rcfg = cfg.report
     stats = _stats(cfg, out)
-    figures = _Figures(spark, out, rcfg.figure_docs) if rcfg.figure_docs else None
+    curve = read_arrow(out, "rank_freq").sort_by("rank")  # a few hundred rows: no Spark job
+    runs = list(zip(*(curve.column(name).to_pylist() for name in ("rank", "rank_last", "docs", "hashes")), strict=True))
+    fit = stats["stages"].get(WRITER["rank_freq"].name, {}).get("fit", {})
+    figures = _Figures(spark, out, rcfg.figure_docs, (runs, fit, stats.get("max_df"))) if rcfg.figure_docs else None
     top, total = top_pairs(spark, out, rcfg.pairs)
     cross, total_cross = top_pairs(spark, out, rcfg.pairs, cross_host=True)
     stats["cross_host_pairs"] = total_cross
@@ -206,9 +228,6 @@ def run(ctx: StageContext) -> dict:
     pairs, cross_views = views(top), views(cross)
     pages = run_pages(spark, out)
     hashes = top_hashes(spark, out, rcfg.hashes)
-    curve = read_arrow(out, "rank_freq").sort_by("rank")  # a few hundred rows: no Spark job
-    runs = list(zip(*(curve.column(name).to_pylist() for name in ("rank", "rank_last", "docs", "hashes")), strict=True))
-    fit = stats["stages"].get(WRITER["rank_freq"].name, {}).get("fit", {})
     stats["headline"] = headline({**stats, "fit": fit}, runs, pairs[0] if pairs else None)
 
     def write(folder: str):
@@ -225,6 +244,7 @@ def run(ctx: StageContext) -> dict:
             cross_host=cross_views,
             total_cross_host=total_cross,
             run=pages,
+            rank_frequency=figures.rank_plot if figures else None,
         )
 
     write_folder(out, "report", write)
