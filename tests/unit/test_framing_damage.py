@@ -241,3 +241,36 @@ def test_a_one_block_file_cut_inside_a_header(tmp_path):
     assert file_row["records_seen"] == complete + 1
     assert file_row["parsed"] == complete  # the last complete record is intact
     assert [r["reason"] for r in ledger] == ["truncated_gzip_member"]
+
+
+@pytest.mark.parametrize("damage", ["crc", "early", "middle", "late", "truncated", "tail_cut"])
+def test_the_member_reader_decodes_a_damaged_member_as_the_stdlib_zlib_does(damage, monkeypatch):
+    """The reader inflates gzip members with zlib-ng for speed, and relies on zlib's behaviour on
+    damage: what decodes before a fault (the records that end before it stay ok), and which
+    fault it is. Both decoders give the same bytes, offset and error on each kind of damage."""
+    import io
+
+    from webwinnow.crawl import framing
+
+    rng = random.Random(damage)
+    body = "".join(_page(i, 400, seed=7) for i in range(40)).encode() + bytes(rng.randrange(256) for _ in range(3000))
+    member = gzip.compress(body)
+    data = bytearray(member + gzip.compress(b"next member"))
+    at = {"crc": len(member) - 6, "early": 40, "middle": len(member) // 2, "late": len(member) - 40}
+    if damage in at:
+        data[at[damage]] ^= 0x5A
+    elif damage == "truncated":
+        data = data[: len(member) // 3]
+    else:
+        data = data[: len(member) - 3]
+
+    def inflate():
+        spool = io.BytesIO()
+        end, error = framing._inflate_member(io.BytesIO(bytes(data)), 0, spool, 1 << 30)
+        return end, error, spool.getvalue()
+
+    assert framing.zlib is not zlib, "the reader's own decoder (zlib-ng), compared with the stdlib's"
+    fast = inflate()
+    monkeypatch.setattr(framing, "zlib", zlib)
+    assert inflate() == fast
+    assert fast[1] is not None, "every case is damaged"
