@@ -70,3 +70,43 @@ def test_the_warm_up_calls_the_edge_kernel_with_the_types_the_passages_stage_doe
     pages = pa.RecordBatch.from_arrays([pa.array(["a page of text " * 40, "another page " * 30])], names=["text"])
     list(edge_arrow(pages, RunConfig(), HashSet(np.array([1, 2, 3], np.int64))))
     assert len(template._batch_edge_hashes.overloads) == versions
+
+
+def test_a_cold_warm_up_compiles_its_groups_in_helper_processes_at_once_and_loads_them_all(monkeypatch):
+    """Numba compiles one function at a time: on a cold cache each group of the warm-up's calls
+    but the first compiles in a helper process while the driver compiles the first; the driver
+    then makes every group's calls itself (loading what the helpers compiled), and when a helper
+    cannot start it compiles them itself."""
+    from webwinnow.stages import _kernels
+
+    events = []
+    monkeypatch.setattr(warmup, "kernels_fresh", lambda: False)
+    monkeypatch.setattr(_kernels, "_CALLS", tuple((lambda i=i: events.append(("call", i))) for i in range(3)))
+    monkeypatch.setattr(_kernels, "GROUPS", 3)
+
+    class Helper:
+        def __init__(self, group):
+            self.group = group
+            events.append(("start", group))
+
+        def wait(self):
+            events.append(("wait", self.group))
+
+    monkeypatch.setattr(warmup, "_helper", Helper)
+    warmup.warm_kernels(Console(quiet=True))
+    assert events == [("start", 1), ("start", 2), ("call", 0), ("wait", 1), ("wait", 2), ("call", 1), ("call", 2)]
+    events.clear()
+    monkeypatch.setattr(warmup, "_helper", lambda group: None)  # could not start
+    warmup.warm_kernels(Console(quiet=True))
+    assert events == [("call", 0), ("call", 1), ("call", 2)]
+
+
+def test_a_helper_process_makes_its_groups_calls_with_this_package():
+    """The helper runs this interpreter on this package (its folder first on the path), whatever
+    the driver's working folder, and its group's kernels are in the cache after it."""
+    from webwinnow.stages._kernels import GROUPS
+    from webwinnow.text import html2text
+
+    helper = warmup._helper(GROUPS - 1)
+    assert helper is not None and helper.wait() == 0
+    assert html2text._prepare._cache._cache_file._load_index(), "the last group's HTML kernel is cached"

@@ -37,9 +37,29 @@ def kernels_fresh() -> bool:
     return True
 
 
-def exercise() -> None:
+def exercise(group: int | None = None) -> None:
     """Call each kernel once, on an input that takes the path a stage's call takes (the same
-    argument types: Numba keeps one compiled version per type signature)."""
+    argument types: Numba keeps one compiled version per type signature). `group`: only the calls
+    of that one of GROUPS, which a cold warm-up compiles in processes of their own at once."""
+    for i, calls in enumerate(_CALLS):
+        if group is None or i == group:
+            calls()
+
+
+def _winnowing() -> None:
+    """The fingerprint kernel and what shares its compiled parts (the units' cutters)."""
+    from ..core.winnowing import fingerprint, fingerprint_batch, units
+
+    text = WARM_TEXT
+    fingerprint_batch([text], 5, 4)
+    fingerprint(text, 5, 4)
+    for unit in ("word", "code"):  # their own kernels: the word cutter, the kernel for made codes
+        fingerprint_batch([text], 5, 4, unit=unit)
+        units(text, unit)
+
+
+def _the_others() -> None:
+    """HTML's pre-pass, the passages', the clusters' and the template edges' kernels."""
     import numpy as np
     import pyarrow as pa
 
@@ -47,15 +67,10 @@ def exercise() -> None:
     from ..analysis.components import components
     from ..analysis.spans import copied_passages, gather_ranges
     from ..analysis.template import batch_edge_hashes
-    from ..core.winnowing import _text_buffers, fingerprint, fingerprint_batch, units
+    from ..core.winnowing import _text_buffers
     from ..text.html2text import html_to_text
 
-    text = "warm up " * 40
-    fingerprint_batch([text], 5, 4)
-    fingerprint(text, 5, 4)
-    for unit in ("word", "code"):  # their own kernels: the word cutter, the kernel for made codes
-        fingerprint_batch([text], 5, 4, unit=unit)
-        units(text, unit)
+    text = WARM_TEXT
     html_to_text(f"<html><body><p>{text}</p></body></html>")
     copied_passages(text, text, np.zeros(1, np.int64), np.zeros(1, np.int64), 5, max_spans=1, max_chars=1000)
     components(np.array([1], np.int64), np.array([2], np.int64))
@@ -64,3 +79,11 @@ def exercise() -> None:
     data, starts, ends = _text_buffers(pa.array([text]))
     template = HashSet(np.zeros(0, np.int64))
     batch_edge_hashes(data, starts, ends, False, 5, 4, True, 0, template.members, template.table())
+
+
+WARM_TEXT = "warm up " * 40
+#: The warm-up's calls in groups of about the same compile time on a cold cache (the fingerprint
+#: kernel alone 18 s of 31 on this machine kind).
+_CALLS = (_winnowing, _the_others)
+#: How many groups exercise() has.
+GROUPS = len(_CALLS)
