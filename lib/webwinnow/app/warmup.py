@@ -43,10 +43,12 @@ def warm_kernels(console: Console) -> None:
     from ..stages._kernels import GROUPS, exercise
 
     helpers = [_helper(group) for group in range(1, GROUPS)]
-    exercise(0)
-    for helper in helpers:
-        if helper is not None:
-            helper.wait()
+    try:
+        exercise(0)
+    finally:  # never leave a helper behind, even when the driver's own calls fail
+        for helper in helpers:
+            if helper is not None:
+                helper.wait()
     for group in range(1, GROUPS):
         exercise(group)
     if time.time() - started > 2:
