@@ -68,7 +68,7 @@ def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
-    from stage_monitor import run_monitored
+    from stage_monitor import ROLES, run_monitored
 
     rows: list[dict] = []
     for factor in factors:
@@ -95,6 +95,7 @@ def main() -> int:
                 "workers_mib": peaks.overall("workers"),
                 "jvm_mib": peaks.overall("jvm"),
                 "peaks": peaks.peaks,
+                "peaks_cpu": peaks.cpu,
             }
         )
         print(
@@ -127,6 +128,22 @@ def main() -> int:
 
     reference_loop.warm_up()
     ref = reference_loop.run([shard(i) for i in range(args.base_shards * factors[-1])])
+    print(
+        "# scaling   stage CPU-s     "
+        + "".join(f"{str(r['factor']) + 'x':>8}" for r in rows)
+        + "   marginal CPU-s per MB (driver, JVM, workers)   fixed CPU-s"
+    )
+    for stage in ["spark_start", *STAGES]:
+        ys = [sum((r["peaks_cpu"].get(stage) or {}).values()) for r in rows]
+        if not any(ys):
+            continue
+        fixed_s, slope = fit(mbs, ys)
+        roles = [fit(mbs, [(r["peaks_cpu"].get(stage) or {}).get(role, 0.0) for r in rows])[1] for role in ROLES]
+        cells = "".join(f"{y:8.1f}" for y in ys)
+        print(
+            f"scaling   cpu {stage:<11} {cells}   {slope:8.4f}  ({roles[0]:7.4f} {roles[1]:7.4f} {roles[2]:7.4f})"
+            f"   {fixed_s:8.1f}"
+        )
     cells = "".join(f"{r['cpu']:8.1f}" for r in rows)
     print(f"scaling   cpu (CPU-s) {cells}   whole process tree at each input")
     print(

@@ -17,3 +17,44 @@ def test_a_short_local_run_compiles_with_c1_and_collects_serially_unless_chosen(
     assert short_jvm_options("-XX:+UseZGC -XX:-TieredCompilation") == "-XX:+UseZGC -XX:-TieredCompilation"
     # a flag that merely mentions GC is not a collector
     assert short_jvm_options("-XX:+PrintGCDetails") == f"-XX:+PrintGCDetails {both}"
+
+
+class _Conf:
+    def __init__(self, settings: dict[str, str], reads: list[int]) -> None:
+        self.settings, self.reads = settings, reads
+
+    def getAll(self):
+        return list(self.settings.items())
+
+
+class _Context:
+    """A SparkContext as context_settings sees it: getConf() copies its settings (and counts it)."""
+
+    def __init__(self, settings: dict[str, str]) -> None:
+        self.settings, self.reads = settings, []
+
+    def getConf(self):
+        self.reads.append(1)
+        return _Conf(dict(self.settings), self.reads)
+
+
+class _Session:
+    def __init__(self, sc) -> None:
+        self.sparkContext = sc
+        self.conf = {"spark.sql.shuffle.partitions": "7"}
+
+
+def test_a_contexts_settings_are_copied_from_the_jvm_once_and_each_context_has_its_own():
+    from webwinnow.stages._session import setting
+
+    one = _Context({"spark.master": "local[2]", "spark.app.id": "a-1"})
+    other = _Context({"spark.master": "local[4]"})
+    for _ in range(5):
+        assert setting(_Session(one), "spark.master") == "local[2]"
+        assert setting(_Session(one), "spark.app.id") == "a-1"
+    assert len(one.reads) == 1  # getConf() is some seventy py4j calls: once, not ten times
+    assert setting(_Session(other), "spark.master") == "local[4]"
+    assert setting(_Session(other), "spark.app.id", "none") == "none"
+    assert len(other.reads) == 1
+    # keys the context was not started with still come from the session's runtime settings
+    assert setting(_Session(one), "spark.sql.shuffle.partitions") == "7"

@@ -16,9 +16,24 @@ these makes the session, to ask Spark for its own default.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 _UNSET = object()
+
+#: Each SparkContext's settings, read once (see context_settings).
+_CONTEXTS: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def context_settings(sc) -> dict[str, str]:
+    """The settings a SparkContext started with, read once per context: they do not change once
+    it runs, and SparkContext.getConf() copies the JVM's SparkConf into a new one a setting at
+    a time (about seventy py4j calls, 10 ms of CPU between the driver and the JVM), where a run
+    on the docs corpus asked for settings some sixty times (docs/performance.md)."""
+    held = _CONTEXTS.get(sc)
+    if held is None:
+        held = _CONTEXTS[sc] = dict(sc.getConf().getAll())
+    return held
 
 
 class LazyConf:
@@ -47,9 +62,9 @@ class LazyConf:
         if owner._made is None:
             if key in owner._pending:
                 return owner._pending[key]
-            conf = owner.sparkContext.getConf()
-            if key not in owner._unset and conf.contains(key):
-                return conf.get(key)
+            conf = context_settings(owner.sparkContext)
+            if key not in owner._unset and key in conf:
+                return conf[key]
             if default is not _UNSET:
                 return default
         made = owner.session()

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import SparkConfig
 from ._classcache import jvm_options as class_sharing_options
-from ._lazysession import LazySession
+from ._lazysession import LazySession, context_settings
 
 
 def read_properties(path: str | Path) -> dict[str, str]:
@@ -75,9 +75,9 @@ def is_connect(spark) -> bool:
 def setting(spark, key: str, default: str = "") -> str:
     """A Spark setting as the session sees it: its own (spark.conf) or the application's."""
     if not is_connect(spark):
-        conf = spark.sparkContext.getConf()
-        if conf.contains(key):
-            return conf.get(key)
+        conf = context_settings(spark.sparkContext)
+        if key in conf:
+            return conf[key]
     try:
         value = spark.conf.get(key, None)
     except Exception:  # Connect: a key the server does not know raises
@@ -180,9 +180,9 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
     if creation is not None:
         creation.arm(spark)
     spark.sparkContext.setLogLevel(props.get("webwinnow.logLevel", "WARN"))
-    launched_now = spark.sparkContext.getConf()
+    launched_now = context_settings(spark.sparkContext)
     for key, value in DEFAULTS.items():
-        if not launched_now.contains(key):
+        if key not in launched_now:
             spark.conf.set(key, value)
     return spark, True
 
@@ -451,7 +451,7 @@ def _was_set(spark, key: str) -> bool:
     """Whether someone chose `key`. A Connect client sees values, not who set them: a value other
     than Spark's default is taken as chosen (a chosen 200 partitions is then sized anew)."""
     if not is_connect(spark):
-        return spark.sparkContext.getConf().contains(key)
+        return key in context_settings(spark.sparkContext)
     return setting(spark, key, SPARK_DEFAULTS.get(key, "")) != SPARK_DEFAULTS.get(key)
 
 
