@@ -90,3 +90,47 @@ def test_corrupt_and_truncated_members_cost_only_their_records(tmp_path):
 
 def test_empty_file_has_no_records(tmp_path):
     assert _read(tmp_path, b"", "e.warc.gz") == []
+
+
+def _big_record(i: int, size: int) -> bytes:
+    """A gzipped response whose payload (random bytes, which deflate cannot shrink) is `size` long."""
+    import random
+
+    buf = io.BytesIO()
+    writer = WARCWriter(buf, gzip=True)
+    headers = StatusAndHeaders("200 OK", [("Content-Type", "application/octet-stream")], protocol="HTTP/1.1")
+    payload = random.Random(i).randbytes(size)
+    writer.write_record(
+        writer.create_warc_record(f"http://x.test/big{i}", "response", payload=io.BytesIO(payload), http_headers=headers)
+    )
+    return buf.getvalue()
+
+
+def _records(path, **limits):
+    return [
+        {name: getattr(r, name) for name in r.__dataclass_fields__}
+        for r in iter_file(str(path), max_body=limits.get("max_body", 1 << 24), max_member=limits.get("max_member", 1 << 30))
+    ]
+
+
+@pytest.mark.parametrize("limits", [{}, {"max_member": 300_000}, {"max_body": 1000}])
+def test_members_read_from_memory_are_the_spools_records_byte_for_byte(tmp_path, monkeypatch, limits):
+    """The common member is inflated from a read-ahead block of the file; every other member (past
+    the block's end, damaged, cut short, too large) is read again through the spool. Both ways
+    give the same records, offsets, bodies and errors, across members larger than the block."""
+    from webwinnow.crawl import framing
+
+    monkeypatch.setattr(framing, "_AHEAD", 64 << 10)  # members of 200 KB and 1.5 MB span several blocks
+    members = [_record(1, gz=True), _big_record(2, 200_000), _record(3, gz=True), _big_record(4, 1_500_000), _record(5, gz=True)]
+    broken = bytearray(_record(6, gz=True))
+    broken[len(broken) // 2] ^= 0xFF
+    data = b"".join(members) + b"junk between members" + bytes(broken) + _record(7, gz=True) + _record(8, gz=True)[:-12]
+    path = tmp_path / "x.warc.gz"
+    path.write_bytes(data)
+    fast = _records(path, **limits)
+    monkeypatch.setattr(framing, "_inflate_whole", lambda *args: None)  # every member through the spool
+    assert fast == _records(path, **limits)
+    too_large = "member_size_limit" if limits.get("max_member") else None  # the 1.5 MB member, not the 200 KB one
+    assert [r["error"] for r in fast][:6] == [None, None, None, too_large, None, "not_gzip_member"]
+    assert fast[1]["body_oversized"] == ("max_body" in limits) and fast[1]["url"] == "http://x.test/big2"
+    assert fast[0]["offset"] == 0 and fast[1]["offset"] == len(members[0])

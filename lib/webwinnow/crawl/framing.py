@@ -420,6 +420,58 @@ def _gzip_after_junk(fh: IO[bytes], limit: int = 1 << 20) -> bool:
     return False
 
 
+#: How much of a gzipped file _Ahead holds: many members (most are a few KB) to one read.
+_AHEAD = 1 << 20
+
+
+class _Ahead:
+    """A gzipped file read ahead in large blocks for the common member, whose bytes are then
+    sliced from memory: reading each member by a seek and a 64 KB read of the file read the docs
+    corpus's members of a few KB some twenty times over."""
+
+    def __init__(self, fh: IO[bytes], size: int) -> None:
+        self.fh, self.size = fh, size
+        self.base = 0
+        self.held = memoryview(b"")
+
+    def view(self, at: int, n: int) -> memoryview:
+        """Bytes [at, at + n) of the file, fewer at its end."""
+        end = min(at + n, self.size)
+        if at < self.base or end > self.base + len(self.held):
+            self.fh.seek(at)
+            self.held = memoryview(self.fh.read(max(_AHEAD, n)))
+            self.base = at
+        return self.held[at - self.base : end - self.base]
+
+
+def _inflate_whole(ahead: _Ahead, start: int, limit: int) -> tuple[int, bytes] | None:
+    """(offset after it, its bytes) of the gzip member at start when it inflates cleanly to at
+    most `limit` bytes; None for anything else (not a member, damaged, cut short, too large),
+    which _inflate_member then reads again, with its damage handling."""
+    if ahead.view(start, 3) != GZIP_MAGIC:
+        return None
+    d = zlib.decompressobj(31)
+    at = start
+    parts = []
+    size = 0
+    try:
+        while not d.eof:
+            data = d.unconsumed_tail
+            if not data:
+                data = ahead.view(at, _CHUNK)
+                if not data:
+                    return None
+                at += len(data)
+            out = d.decompress(data, _CHUNK)
+            size += len(out)
+            if size > limit:
+                return None
+            parts.append(out)
+    except zlib.error:
+        return None
+    return at - len(d.unused_data), parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def _inflate_member(fh: IO[bytes], start: int, spool: IO[bytes], max_member: int) -> tuple[int | None, str | None]:
     """Decompress the gzip member at start into spool; returns (offset after it, error)."""
     fh.seek(start)
@@ -456,13 +508,56 @@ def _inflate_member(fh: IO[bytes], start: int, spool: IO[bytes], max_member: int
     return consumed - len(d.unused_data), None
 
 
+def _member_records(
+    spool: IO[bytes], length: int, lone: dict[str, Any] | None, pos: int, error: str | None, max_body: int
+) -> Iterator[RawRecord]:
+    """The records of the gzip member at byte pos, inflated into spool (length bytes; `error` if
+    inflating it failed); `lone` its one record as lonerecord parsed it (None: warcio parses)."""
+    held: RawRecord | None = None
+    if lone is not None:  # the common member, parsed without warcio (see lonerecord)
+        lone["http_status"] = _status(lone["http_status"])
+        held = RawRecord(offset=pos, **lone)
+    for rec in () if lone is not None else _iter_stream(spool, length, max_body):
+        rec.offset, rec.inner = pos, rec.offset
+        if error == "gzip_data_error" and rec.error is None:
+            if rec.digest_ok() is not True:
+                rec.error = error
+                rec.detail = f"decoded from the damaged gzip member at byte {pos}; no payload digest verifies it"
+            else:
+                # the digest vouches for the payload only: the record's WARC and HTTP
+                # headers (its URL, its date) came out of the same damaged stream
+                rec.flags += ("headers_unverified",)
+        if held is not None:
+            yield held
+        held = rec
+    if error:
+        reached = held is not None and (held.end is None or held.end >= length or held.error is not None)
+        if held is not None and reached:
+            held.error = error
+            held.detail = f"member at byte {pos}: {error}"
+        else:
+            if held is not None:
+                yield held
+            tail = (held.end or 0) if held is not None else 0
+            held = RawRecord(
+                offset=pos,
+                inner=tail,
+                error=error,
+                detail=f"member at byte {pos}: {error}; {length - tail} bytes decompressed after the last record",
+            )
+    if held is not None:
+        yield held
+
+
 def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int, piece: Piece | None = None) -> Iterator[RawRecord]:
     """Records of a gzipped file, member by member.
 
-    A member is inflated into a spool file first (memory up to 8 MiB, disk beyond), so its fault,
-    if any, is known before its records are read, and they are streamed: at most one record is
+    A member is inflated whole before its records are read, so its fault, if any, is known first:
+    in memory from a block of the file read ahead when it inflates cleanly to at most 8 MiB (the
+    common member), else again from the file into a spool (memory up to 8 MiB, disk beyond),
+    with the damage handling below. Its records are streamed: at most one record is
     held back (to learn whether it is the one that reached the damage), so memory stays about
-    two bodies (2 x max_body) plus the spool's 8 MiB, whatever the member holds.
+    two bodies (2 x max_body) plus 8 MiB of member and 1 MiB read ahead, whatever the member holds.
 
     - A truncated member (``truncated_gzip_member``): what inflated is exact up to the cut, so the
       records that end before it are intact; the record that reaches the cut, or the partial
@@ -479,11 +574,14 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int, piece: 
         if began is None:
             return
         pos, stop = began, min(size, piece.stop)
+    ahead = _Ahead(fh, size)
     while pos < stop:
         if piece is not None:
             piece.next = None  # until this member is read through
-        fh.seek(pos)
-        if fh.read(3) != GZIP_MAGIC:
+        inflated = _inflate_whole(ahead, pos, min(max_member, _SPOOL_IN_MEMORY))
+        if inflated is None:
+            fh.seek(pos)
+        if inflated is None and fh.read(3) != GZIP_MAGIC:
             nxt = _find_magic(fh, pos)
             yield RawRecord(offset=pos, error="not_gzip_member", detail=f"{(nxt or size) - pos} bytes between members")
             if nxt is None:
@@ -492,46 +590,19 @@ def _iter_gzip(fh: IO[bytes], size: int, max_body: int, max_member: int, piece: 
             if piece is not None:
                 piece.next = pos
             continue
-        with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
-            end, error = _inflate_member(fh, pos, spool, max_member)
-            length = spool.tell()
-            spool.seek(0)
-            lone = lone_record(spool.read(), max_body) if error is None and length <= _SPOOL_IN_MEMORY else None
-            spool.seek(0)
-            held: RawRecord | None = None
-            if lone is not None:  # the common member, parsed without warcio (see lonerecord)
-                lone["http_status"] = _status(lone["http_status"])
-                held = RawRecord(offset=pos, **lone)
-            for rec in () if lone is not None else _iter_stream(spool, length, max_body):
-                rec.offset, rec.inner = pos, rec.offset
-                if error == "gzip_data_error" and rec.error is None:
-                    if rec.digest_ok() is not True:
-                        rec.error = error
-                        rec.detail = f"decoded from the damaged gzip member at byte {pos}; no payload digest verifies it"
-                    else:
-                        # the digest vouches for the payload only: the record's WARC and HTTP
-                        # headers (its URL, its date) came out of the same damaged stream
-                        rec.flags += ("headers_unverified",)
-                if held is not None:
-                    yield held
-                held = rec
-            if error:
-                reached = held is not None and (held.end is None or held.end >= length or held.error is not None)
-                if held is not None and reached:
-                    held.error = error
-                    held.detail = f"member at byte {pos}: {error}"
-                else:
-                    if held is not None:
-                        yield held
-                    tail = (held.end or 0) if held is not None else 0
-                    held = RawRecord(
-                        offset=pos,
-                        inner=tail,
-                        error=error,
-                        detail=f"member at byte {pos}: {error}; {length - tail} bytes decompressed after the last record",
-                    )
-            if held is not None:
-                yield held
+        end: int | None
+        error: str | None = None
+        if inflated is not None:
+            end, data = inflated
+            yield from _member_records(io.BytesIO(data), len(data), lone_record(data, max_body), pos, None, max_body)
+        else:
+            with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
+                end, error = _inflate_member(fh, pos, spool, max_member)
+                length = spool.tell()
+                spool.seek(0)
+                lone = lone_record(spool.read(), max_body) if error is None and length <= _SPOOL_IN_MEMORY else None
+                spool.seek(0)
+                yield from _member_records(spool, length, lone, pos, error, max_body)
         if end is None:
             if error == "truncated_gzip_member":
                 return
