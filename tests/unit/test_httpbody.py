@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import hashlib
 import json
@@ -339,6 +340,16 @@ def test_utf8_cut_mid_character_stays_utf8() -> None:
 
 def test_nul_characters_are_removed() -> None:
     assert body_to_text(b"<p>a\x00b</p>", "utf-8") == TextResult("<p>ab</p>", "utf-8", ("nul_removed",))
+    # wide characters, a byte UTF-8 replaces, a cut-off BOM: the NUL is still found and removed
+    wide = body_to_text("<p>\u65e5\x00\u00fc</p>".encode(), None)
+    assert wide.text == "<p>\u65e5\u00fc</p>" and wide.flags == ("nul_removed",)
+    replaced = body_to_text(("<p>" + "\u00fcber " * 20 + "\x00").encode() + b"\xff</p>", None)
+    assert replaced.charset == "utf-8" and "\x00" not in replaced.text and "nul_removed" in replaced.flags
+    assert body_to_text(codecs.BOM_UTF8 + b"<p>a\x00b</p>", None).flags == ("nul_removed",)
+    # UTF-16's zero bytes are halves of characters, not NULs
+    utf16 = body_to_text(codecs.BOM_UTF16_LE + "<p>ab</p>".encode("utf-16-le"), None)
+    assert utf16.text == "<p>ab</p>" and "nul_removed" not in utf16.flags
+    assert "nul_removed" in body_to_text(codecs.BOM_UTF16_LE + "<p>a\x00b</p>".encode("utf-16-le"), None).flags
 
 
 def test_empty_body() -> None:
