@@ -136,6 +136,19 @@ def test_normalize_matches_naive_corpus(text):
     assert (norm, offsets.tolist()) == naive.normalize(text)
 
 
+@pytest.mark.parametrize("odd", ["é", "ß", "€", "日", "😀", "ﷺ", "\u00a0", "\udc80"])
+def test_normalize_matches_naive_with_a_character_at_every_offset_of_its_blocks(odd):
+    """The normalizer folds ASCII in blocks of kernel._ASCII_BLOCK bytes and sends any other block
+    to the UTF-8 decoder: a multi-byte character (one that expands, one dropped, a lone
+    surrogate) at every offset of two blocks, straddling their boundaries, and runs of it."""
+    width = kernel._ASCII_BLOCK
+    for at in range(2 * width + 3):
+        for run in (1, 2, width // 2 + 1):
+            text = "Ab1 " * (width // 2) + "x" * at + odd * run + "Yz9 " * width
+            norm, offsets = ww.normalize(text)
+            assert (norm, offsets.tolist()) == naive.normalize(text), (at, run)
+
+
 def test_normalize_examples():
     assert ww.normalize("Straße")[0] == "strasse"
     assert ww.normalize("Straße")[1].tolist() == [0, 1, 2, 3, 4, 4, 5]
