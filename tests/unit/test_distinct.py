@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webwinnow.core.distinct import distinct, distinct_counts, occurrences
+from webwinnow.core.distinct import distinct, distinct_counts, factorized, occurrences
 
 
 @settings(max_examples=200, deadline=None)
@@ -26,6 +26,10 @@ def test_distinct_values_and_counts_are_np_uniques(values, dtype):
     scratch = array.copy()
     assert np.array_equal(occurrences(scratch, overwrite=True), counts)
     assert np.array_equal(scratch, np.sort(array))  # sorted where it lies, as asked
+    found, inverse = factorized(array)
+    want, want_inverse = np.unique(array, return_inverse=True)
+    assert found.dtype == array.dtype and np.array_equal(found, want)
+    assert np.array_equal(inverse, want_inverse) and np.array_equal(found[inverse], array)
     # documents' distinct values one after the other, merged by the stable sort: the same counts
     halves = np.concatenate([distinct(array[: len(array) // 2]), distinct(array[len(array) // 2 :])])
     assert np.array_equal(occurrences(halves, runs=True), occurrences(halves))
@@ -44,3 +48,7 @@ def test_the_input_is_left_as_it_was_and_a_table_is_refused():
         distinct_counts(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="one-dimensional"):
         occurrences(np.zeros((2, 2)))
+    assert factorized(array)[1].tolist() == [2, 0, 2, 1] and array.tolist() == [3, 1, 3, 2]
+    assert [x.tolist() for x in factorized(np.zeros(0, np.int64))] == [[], []]
+    with pytest.raises(ValueError, match="one-dimensional"):
+        factorized(np.zeros((2, 2)))

@@ -51,6 +51,27 @@ def occurrences(values: np.ndarray, overwrite: bool = False, runs: bool = False)
     return _lengths(np.flatnonzero(_firsts(ordered)), ordered.size)
 
 
+def factorized(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values and each value's index among them (np.unique(values,
+    return_inverse=True)), for values that repeat: Arrow's hash table numbers them, and only the
+    distinct ones are sorted, where np.unique sorts every value. The docs corpus's 1.1 M
+    fingerprints by document (13,624 documents): 0.20-0.23 against 0.01-0.02 CPU-s."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = np.asarray(values)
+    if values.ndim != 1:
+        raise ValueError("factorized takes a one-dimensional array")
+    if not values.size:
+        return np.array(values, copy=True), np.zeros(0, np.intp)
+    encoded = pc.dictionary_encode(pa.array(values))
+    found = encoded.dictionary.to_numpy(zero_copy_only=False)
+    order = np.argsort(found, kind="stable")
+    rank = np.empty(order.size, np.intp)
+    rank[order] = np.arange(order.size)
+    return found[order], rank[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
 def _lengths(starts: np.ndarray, size: int) -> np.ndarray:
     """The lengths of runs that begin at starts, the last one ending at size: no appended copy."""
     lengths = np.empty(starts.size, np.int64)

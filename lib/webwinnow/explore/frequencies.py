@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.powerlaw import fit_power_law, freq_of_freq_from_runs, frequency_shares, rank_frequency
-from ..core.distinct import distinct_counts, occurrences
+from ..core.distinct import distinct_counts, factorized, occurrences
 from ..crawl.hosts import host_of
 from .run import RunOutput, distinct
 
@@ -256,7 +256,7 @@ def max_df_sweep(
     # one row per (hash, document): a pair shares a hash once however often either repeats it
     hashes, docs, occurrences = _distinct_pairs(fp.column("hash").to_numpy(), fp.column("doc_id").to_numpy())
     # documents numbered 0..n-1 in id order: the same pairs, the same doc_a < doc_b
-    ids, docs = np.unique(docs, return_inverse=True)
+    ids, docs = factorized(docs)
     df = _run_lengths(hashes)  # documents per distinct hash, in hash order
     levels, level_hashes = distinct_counts(df)
     cost = np.cumsum(level_hashes * levels * (levels - 1) // 2)
