@@ -653,3 +653,34 @@ def test_spark_grow_tasks_hold_the_pages_b_their_rows_bring():
     assert [r["side"] for b in kept for r in b.to_pylist()] == [-1, 1, 1, 1]
     found, at, _, _ = pages.windows(np.array([8, 7, 7], np.int64), np.zeros(3), np.ones(3))
     assert [found[int(i)].as_py() for i in at] == ["page b eight", "page b seven", "page b seven"]
+
+
+def test_seeds_line_up_with_sorted_candidates_as_a_join_would_pair_them():
+    """stages._sides._matched: the candidates stage writes pair_seeds in any order and
+    candidate_pairs sorted; the seeds are sorted to line up with them. Tables that do not hold
+    the same pairs are joined; either way each pair's seeds row meets its candidates row."""
+    import pyarrow as pa
+
+    from webwinnow.stages._sides import _matched
+
+    rng = np.random.default_rng(7)
+    pairs = sorted({(int(a), int(b)) for a, b in rng.integers(-(2**62), 2**62, (300, 2))})
+    cand = pa.table({"doc_a": [a for a, _ in pairs], "doc_b": [b for _, b in pairs]})
+    shuffled = rng.permutation(len(pairs))
+    seeds = pa.table({"doc_a": cand.column("doc_a").take(shuffled), "doc_b": cand.column("doc_b").take(shuffled)})
+
+    def met(s, c, candidates):
+        c = np.arange(candidates.num_rows) if c is None else c.to_numpy()
+        got = list(zip(seeds.column("doc_a").take(s).to_pylist(), seeds.column("doc_b").take(s).to_pylist()))
+        want = list(zip(candidates.column("doc_a").take(c).to_pylist(), candidates.column("doc_b").take(c).to_pylist()))
+        return got, want
+
+    s, c = _matched(seeds, cand)
+    assert c is None  # lined up: the candidates' columns are taken as they are
+    got, want = met(s, c, cand)
+    assert got == want == pairs
+    fewer = cand.slice(1)  # a pair the candidates do not hold: joined
+    s, c = _matched(seeds, fewer)
+    assert c is not None
+    got, want = met(s, c, fewer)
+    assert got == want and sorted(got) == pairs[1:]

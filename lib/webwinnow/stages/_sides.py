@@ -80,11 +80,7 @@ def stored_pairs(out: str) -> pa.Table:
     of the two did this before): read with pyarrow, b's window around all of its seeds."""
     seeds = read_arrow(out, "pair_seeds")
     candidates = read_arrow(out, "candidate_pairs", ["doc_a", "doc_b", *CANDIDATE])
-    keys = ["doc_a", "doc_b"]
-    left = pa.table({**{k: seeds.column(k) for k in keys}, "s": pa.array(np.arange(seeds.num_rows))})
-    right = pa.table({**{k: candidates.column(k) for k in keys}, "c": pa.array(np.arange(candidates.num_rows))})
-    joined = left.join(right, keys, join_type="inner", use_threads=False)
-    s, c = (pa.array(joined.column(name).to_numpy()) for name in ("s", "c"))
+    s, c = _matched(seeds, candidates)
     lists = seeds.column("seeds").combine_chunks()
     lo = np.zeros(len(lists), np.int64)
     hi = np.full(len(lists), -1, np.int64)  # a pair without seeds: no window
@@ -96,9 +92,30 @@ def stored_pairs(out: str) -> pa.Table:
         "lo": pa.array(lo).take(s),
         "hi": pa.array(hi).take(s),
         "seeds": packed_seeds(lists).take(s),  # bytes: taken faster than lists of structs
-        **{name: candidates.column(name).take(c) for name in CANDIDATE},
+        **{name: candidates.column(name) if c is None else candidates.column(name).take(c) for name in CANDIDATE},
     }
     return pa.table(columns).cast(PAIR_REQUESTS)
+
+
+def _matched(seeds: pa.Table, candidates: pa.Table) -> tuple[pa.Array, pa.Array | None]:
+    """The rows of seeds and of candidates (None: all of them, in order) holding the same pairs,
+    in the candidates' order. The candidates stage writes the two tables with the same pairs, the
+    candidates sorted by (doc_a, doc_b): the seeds sorted so, the two line up, and the candidates'
+    columns (their URLs among them) are taken as they are, not in the random order of a join
+    (0.3 CPU-s of the driver's on the docs corpus). Anything else (an older run's tables, a
+    check's) is joined, as Spark's inner join of them did."""
+    keys = ["doc_a", "doc_b"]
+    seed_a, seed_b = (seeds.column(k).to_numpy() for k in keys)
+    cand_a, cand_b = (candidates.column(k).to_numpy() for k in keys)
+    if len(seed_a) == len(cand_a):
+        order = np.lexsort((seed_b, seed_a))
+        if np.array_equal(seed_a[order], cand_a) and np.array_equal(seed_b[order], cand_b):
+            return pa.array(order), None
+    left = pa.table({**{k: seeds.column(k) for k in keys}, "s": pa.array(np.arange(seeds.num_rows))})
+    right = pa.table({**{k: candidates.column(k) for k in keys}, "c": pa.array(np.arange(candidates.num_rows))})
+    joined = left.join(right, keys, join_type="inner", use_threads=False)
+    s, c = (pa.array(joined.column(name).to_numpy()) for name in ("s", "c"))
+    return s, c
 
 
 def whole_requests(pairs: pa.Table, redo: pa.Table) -> pa.Table:
