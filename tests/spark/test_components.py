@@ -84,8 +84,11 @@ def test_identical_texts_keyed_on_the_driver_are_sparks_groups(spark_session, sa
 
     keys = [("doc_id", "ascending")]
     driver = identical_on_driver(str(sample_run))
+    # keyed by Python tasks, one per documents file, grouped on the driver (a run's way)
+    tasks = identical_on_driver(str(sample_run), spark_session)
     spark = identical_groups(spark_session, str(sample_run)).toArrow().cast(driver.schema)
     assert driver.num_rows > 0 and driver.sort_by(keys).equals(spark.sort_by(keys))
+    assert tasks.equals(driver)
 
 
 @pytest.mark.parametrize("driver_edges", [None, 0])

@@ -111,7 +111,16 @@ def test_bad_arguments():
         copied_passages(b"abc", "abc", [0], [0], 2)
 
 
-def test_components_smallest_id_labels_and_sizes():
+@pytest.fixture(params=["python", "numba"])
+def union_find(request, monkeypatch):
+    """Both ways components runs its union–find: a Python loop (few edges) and the kernel."""
+    from webwinnow.analysis import components as module
+
+    monkeypatch.setattr(module, "PYTHON_EDGES", 10**9 if request.param == "python" else -1)
+    return request.param
+
+
+def test_components_smallest_id_labels_and_sizes(union_find):
     a = np.array([50, 7, 3, 100, 7, 8])
     b = np.array([7, 9, 1, 101, 50, 1])
     doc, cluster, size = components(a, b)
@@ -123,22 +132,30 @@ def test_components_smallest_id_labels_and_sizes():
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=60))
 def test_components_match_a_naive_flood_fill(edges):
+    from webwinnow.analysis import components as module
+
     a = np.array([e[0] for e in edges], np.int64)
     b = np.array([e[1] for e in edges], np.int64)
-    doc, cluster, size = components(a, b)
     adjacency: dict[int, set[int]] = {}
     for x, y in edges:
         adjacency.setdefault(x, set()).add(y)
         adjacency.setdefault(y, set()).add(x)
-    for node in adjacency:
-        seen, stack = {node}, [node]
-        while stack:
-            for nxt in adjacency[stack.pop()]:
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        i = int(np.searchsorted(doc, node))
-        assert cluster[i] == min(seen) and size[i] == len(seen)
+    before = module.PYTHON_EDGES
+    try:
+        for python_edges in (10**9, -1):  # the Python loop, then the kernel
+            module.PYTHON_EDGES = python_edges
+            doc, cluster, size = components(a, b)
+            for node in adjacency:
+                seen, stack = {node}, [node]
+                while stack:
+                    for nxt in adjacency[stack.pop()]:
+                        if nxt not in seen:
+                            seen.add(nxt)
+                            stack.append(nxt)
+                i = int(np.searchsorted(doc, node))
+                assert cluster[i] == min(seen) and size[i] == len(seen)
+    finally:
+        module.PYTHON_EDGES = before
 
 
 def test_boilerplate_share_per_span():

@@ -3,8 +3,9 @@ threshold, and documents with identical normalized text.
 
 Identical pages (mirrors, the same page fetched twice, WARC/ARC twins) are one cluster even when
 every fingerprint they hold is above max_df and so never paired: their normalized texts are
-keyed (webwinnow.core.winnowing.text_keys) and grouped by key, on the driver up to
-DRIVER_KEYED_DOCS documents, on the executors beyond. Documents in no
+keyed (webwinnow.core.winnowing.text_keys) and grouped by key: up to DRIVER_KEYED_DOCS
+documents keyed by a Python task per documents file and grouped on the driver, beyond that
+grouped by Spark too. Documents in no
 such link are in no cluster (a singleton is not a near-duplicate). A cluster's source_doc is its
 earliest member: by HTTP Last-Modified, then WARC-Date, then HTTP Date (a missing time sorts
 last), then the smallest doc_id.
@@ -13,7 +14,9 @@ The linking edges, both kinds, are joined into components in Spark (webwinnow.st
 large-star / small-star, the earliest member by an aggregation), so the driver holds none of
 them; up to clusters.driver_edges of them (5 million: about 200 MB) are instead collected and
 joined by union–find on the driver (webwinnow.analysis.components), which takes a second where
-Spark's rounds take tens. Both give the same table.
+Spark's rounds take tens. Both give the same table. A run's driver calls no Numba kernel here:
+the texts are keyed by the workers, and a crawl's few thousand links are joined by the
+union–find's Python loop.
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from .. import schemas
+from .. import schemas, storage
 from ..analysis.components import components
 from ..core.distinct import distinct
-from ..outputs.tables import read_row_groups, row_count, table_meta, write_arrow, write_table
+from ..outputs.tables import parquet_files, read_row_groups, row_count, table_meta, write_arrow, write_table
 from . import StageContext
 from ._components import spark_components
 from ._frames import read_documents, read_table, spark_schema
@@ -47,30 +50,60 @@ def keyed_arrow(batches):
         yield pa.RecordBatch.from_arrays([pa.array(ids[kept]), pa.array(keys[kept])], schema=KEYED)
 
 
-#: Up to this many documents (the indexed ones too, in a check), their texts are keyed on the
-#: driver with pyarrow: 0.35-0.4 CPU-s for the docs corpus's 13,624, where Spark's job, its
-#: aggregation and its join cost the JVM and the workers some 2 CPU-s; far more would take the
-#: driver's one core longer than the executors take together.
+#: Up to this many documents (the indexed ones too, in a check), their texts are keyed by one
+#: Python task per Parquet file, which reads them with pyarrow, and grouped on the driver: 0.4-0.5
+#: CPU-s of keying for the docs corpus's 13,624, where Spark's job, its aggregation and its join
+#: cost the JVM and the workers some 2 CPU-s; far more keys would take the driver's one core
+#: longer than the executors take together.
 DRIVER_KEYED_DOCS = 200_000
 SAME = pa.schema([("doc_id", pa.int64()), ("first", pa.int64()), ("n", pa.int64())])
 
 
-def identical_on_driver(out: str) -> pa.Table:
-    """identical_groups' rows (SAME), the texts read and keyed on the driver, a row group at a time."""
-    from ..core.winnowing import text_keys
+def _keyed_files(files: list[str]):
+    """A task's KEYED rows: the ok texts of the documents files it is given (their ids in
+    `files`), keyed a row group at a time."""
+    import pyarrow.parquet as pq
 
-    ids, keys = [], []
-    for name in ("documents", "indexed_documents"):
-        if table_meta(out, name) is None:
-            continue
-        for group in read_row_groups(out, name, ["doc_id", "text", "status"]):
-            ok = group.filter(pc.equal(group.column("status"), "ok"))
-            key, length = text_keys(ok.column("text"))
-            kept = length > 0
-            ids.append(ok.column("doc_id").to_numpy()[kept])
-            keys.append(key[kept])
-    doc = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-    key = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    def keyed(batches):
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                with storage.open_input(files[i]) as fh:
+                    parquet = pq.ParquetFile(fh)
+                    for group in range(parquet.num_row_groups):
+                        rows = parquet.read_row_group(group, columns=["doc_id", "text", "status"])
+                        yield from keyed_arrow(rows.filter(pc.equal(rows.column("status"), "ok")).to_batches())
+
+    return keyed
+
+
+def identical_on_driver(out: str, spark: SparkSession | None = None) -> pa.Table:
+    """identical_groups' rows (SAME), grouped on the driver. The texts are keyed by one Python
+    task per documents file, where the kernels are loaded already and the files are read side by
+    side: the driver calls no kernel in a run (Numba's first call and the normalizer's load cost
+    it 0.5-0.6 CPU-s, the keying itself 0.4-0.5 on one core); without a session (or under Spark
+    Connect, whose Python tasks cannot read the files themselves) the driver keys them, a row
+    group at a time."""
+    from ._tasks import has_rdds, slots
+
+    names = [name for name in ("documents", "indexed_documents") if table_meta(out, name) is not None]
+    if spark is not None and has_rdds(spark):
+        files = [path for name in names for path in parquet_files(out, name)]
+        got = slots(spark, len(files)).mapInArrow(_keyed_files(files), spark_schema(KEYED)).toArrow()
+        doc = got.column("doc_id").to_numpy(zero_copy_only=False).astype(np.int64)
+        key = got.column("text_key").to_numpy(zero_copy_only=False).astype(np.int64)
+    else:
+        from ..core.winnowing import text_keys
+
+        ids, keys = [], []
+        for name in names:
+            for group in read_row_groups(out, name, ["doc_id", "text", "status"]):
+                ok = group.filter(pc.equal(group.column("status"), "ok"))
+                key, length = text_keys(ok.column("text"))
+                kept = length > 0
+                ids.append(ok.column("doc_id").to_numpy()[kept])
+                keys.append(key[kept])
+        doc = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+        key = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     order = np.lexsort((doc, key))
     doc, key = doc[order], key[order]
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
@@ -170,7 +203,7 @@ def run(ctx: StageContext) -> dict:
     documents = sum(row_count(out, name) for name in ("documents", "indexed_documents") if table_meta(out, name))
     same_rows: pa.Table | None = None
     if documents <= DRIVER_KEYED_DOCS:
-        same_rows = identical_on_driver(out)
+        same_rows = identical_on_driver(out, spark)
         held = same_rows
 
         def same_frame():  # only where Spark joins the components
