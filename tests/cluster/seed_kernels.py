@@ -70,13 +70,18 @@ def main(argv: list[str]) -> int:
         shutil.copyfile(index, target)
         copied += 1
 
-    kernels: dict[str, Dispatcher] = {}
+    from webwinnow.core.jit import made
+
+    modules = {}
     for path in sorted(package.rglob("*.py")):
         if path.name == "__main__.py":
             continue  # runs the command line when imported
         parts = path.relative_to(package.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        module = importlib.import_module(name)
+        modules[name] = importlib.import_module(name)
+    made()  # every module's kernels as Numba's dispatchers (core.jit makes them on first use)
+    kernels: dict[str, Dispatcher] = {}
+    for name, module in modules.items():
         for obj in vars(module).values():
             if isinstance(obj, Dispatcher) and obj.py_func.__module__ == name and obj._cache.cache_path:
                 kernels[f"{name}.{obj.py_func.__qualname__}"] = obj

@@ -149,10 +149,28 @@ def test_the_algorithm_core_and_the_maths_have_no_io_layers():
                 "numbers",
                 "hashlib",
                 "pygments",
+                "sys",
+                "threading",
+                "importlib",
             }, p  # hashlib: text keys; pygments: the code unit's
-            # lexer: pure computation on a string, like the character table
+            # lexer: pure computation on a string, like the character table; sys, threading,
+            # importlib: core.jit's late dispatchers (the loaded modules, a lock, a lookup)
             # within the package: each other and the argument checks -- no reader, writer or stage
             assert {m for m in _package_imports(p) if not m.startswith(("core", "analysis"))} <= {"_checks"}, p
+
+
+def test_kernels_take_their_decorator_from_core_jit():
+    """Numba's own njit makes a dispatcher (and imports Numba) when a module is imported: a
+    kernel decorated with it would bring Numba into every process that imports its module,
+    the driver's included (core.jit)."""
+    for p in PACKAGE.rglob("*.py"):
+        if p == PACKAGE / "core" / "jit.py":
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "numba":
+                assert "njit" not in {a.name for a in node.names} and "jit" not in {a.name for a in node.names}, p
+            if isinstance(node, ast.Attribute) and node.attr in ("njit", "jit"):
+                assert not (isinstance(node.value, ast.Name) and node.value.id == "numba"), p
 
 
 def test_config_and_the_command_line_load_without_numba_or_pyarrow():

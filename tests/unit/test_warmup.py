@@ -27,8 +27,17 @@ def test_a_cache_the_warm_up_wrote_is_fresh_and_the_next_warm_up_loads_nothing(m
     warmup.warm_kernels(Console(quiet=True))
 
 
+@pytest.fixture
+def unremembered(monkeypatch):
+    """kernels_fresh asks Numba: these tests make an index stale in memory, which the remembered
+    answer (stamps of files) cannot see."""
+    from webwinnow.stages import _kernels
+
+    monkeypatch.setattr(_kernels, "_remembered_fresh", lambda: False)
+
+
 @pytest.mark.parametrize("field", ["_source_stamp", "_version"])
-def test_an_index_from_another_source_or_numba_is_stale(monkeypatch, field):
+def test_an_index_from_another_source_or_numba_is_stale(monkeypatch, field, unremembered):
     warmup.warm_kernels(Console(quiet=True))
     monkeypatch.setattr(_main_index(), field, b"another" if field == "_source_stamp" else "0.0.0")
     assert not warmup.kernels_fresh()
@@ -41,10 +50,13 @@ def test_an_index_from_another_source_or_numba_is_stale(monkeypatch, field):
     assert called  # warmed up again
 
 
-def test_a_module_never_compiled_is_not_fresh(monkeypatch, tmp_path):
+def test_a_module_never_compiled_is_not_fresh(monkeypatch, tmp_path, unremembered):
     from numba.core.dispatcher import Dispatcher
 
     from webwinnow.core import kernel
+    from webwinnow.core.jit import made
+
+    made()
 
     for value in vars(kernel).values():
         if isinstance(value, Dispatcher):
@@ -110,3 +122,65 @@ def test_a_helper_process_makes_its_groups_calls_with_this_package():
     helper = warmup._helper(GROUPS - 1)
     assert helper is not None and helper.wait() == 0
     assert html2text._prepare._cache._cache_file._load_index(), "the last group's HTML kernel is cached"
+
+
+def test_the_warm_up_calls_a_kernel_of_every_module_it_checks():
+    """kernels_fresh wants every module of WARMED indexed: a module whose kernel the warm-up
+    never calls (the union-find, which components() runs as a Python loop on few edges) is
+    never indexed by it, and every run would then warm up again."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib\n"
+        "from webwinnow.stages._kernels import WARMED, exercise\n"
+        "from webwinnow.core.jit import made\n"
+        "exercise()\n"
+        "made()\n"
+        "from numba.core.dispatcher import Dispatcher\n"
+        "for name in WARMED:\n"
+        "    module = importlib.import_module('webwinnow.' + name)\n"
+        "    used = [k for k, d in vars(module).items() if isinstance(d, Dispatcher) and d.overloads]\n"
+        "    assert used, name\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_fresh_answer_is_remembered_until_an_index_changes(tmp_path, monkeypatch):
+    """The driver answers from the remembered stamps without importing Numba; an index file
+    rewritten since (another signature compiled, a cache cleared) makes it ask Numba again."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from webwinnow.core import diskcache
+    from webwinnow.stages import _kernels
+
+    monkeypatch.setattr(diskcache, "cache_dirs", lambda: [tmp_path])
+    warmup.warm_kernels(Console(quiet=True))
+    assert _kernels.kernels_fresh(remembered=False)
+    (marker,) = tmp_path.glob("kernels-fresh-*.json")
+    listed = json.loads(marker.read_text())["indexes"]
+    assert listed and all(os.path.exists(path) for path, _, _ in listed)
+    assert _kernels._remembered_fresh()
+
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from webwinnow.core import diskcache\n"
+        f"diskcache.cache_dirs = lambda: [Path({str(tmp_path)!r})]\n"
+        "from webwinnow.stages._kernels import kernels_fresh\n"
+        "assert kernels_fresh()\n"
+        "import webwinnow.stages.extract, webwinnow.stages.passages, webwinnow.stages.clusters\n"
+        "assert 'numba' not in sys.modules, 'numba imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+    path, mtime, size = listed[0]
+    marker.write_text(json.dumps({"indexes": [[path, mtime - 1, size], *listed[1:]]}))  # as if rewritten since
+    assert not _kernels._remembered_fresh()
+    assert _kernels.kernels_fresh()  # asked Numba, which says fresh: remembered again
+    assert _kernels._remembered_fresh()

@@ -11,9 +11,8 @@ which calls no other kernel.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import JIT_OPTIONS
+from ..core.jit import JIT_OPTIONS, njit
 
 
 @njit(**JIT_OPTIONS)

@@ -15,10 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from ..core.distinct import distinct_counts
-from ..core.jit import JIT_OPTIONS
+from ..core.jit import JIT_OPTIONS, njit
 
 #: Seeds emitted per chunk: a run whose pairs alone exceed it is emitted whole.
 SEED_CHUNK = 1 << 21

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ..core import kernel
 from ..core.charfold import fold_table
 from ..core.codetokens import DEFAULT_LEXER
-from ..core.jit import JIT_OPTIONS
+from ..core.jit import JIT_OPTIONS, njit
 from ..core.units import CODE, WORD, _words_into, unit_number
 
 

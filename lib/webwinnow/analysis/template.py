@@ -40,11 +40,10 @@ least t content characters.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..core import kernel
 from ..core.codetokens import DEFAULT_LEXER
-from ..core.jit import JIT_OPTIONS
+from ..core.jit import JIT_OPTIONS, njit
 from ..core.units import _words
 from ..core.winnowing import fingerprint, units
 from .boilerplate import is_boilerplate

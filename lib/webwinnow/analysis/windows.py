@@ -13,10 +13,9 @@ them in tests/unit/test_window_pass.py.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..core import kernel
-from ..core.jit import JIT_OPTIONS
+from ..core.jit import JIT_OPTIONS, njit
 from ..core.units import _words
 
 

@@ -22,9 +22,8 @@ Speed notes (measured with ``bench/bench_kernel.py``):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .jit import JIT_OPTIONS
+from .jit import JIT_OPTIONS, njit
 from .units import WORD, _words_into
 
 # Odd, so multiplication by it is a bijection on 64-bit words; its high bits are dense, so every

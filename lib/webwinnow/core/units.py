@@ -26,9 +26,8 @@ depends on what precedes in a block). Each unit's default k and w: webwinnow.con
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .jit import JIT_OPTIONS
+from .jit import JIT_OPTIONS, njit
 
 CHAR, WORD, CODE = 0, 1, 2
 UNITS = ("char", "word", "code")

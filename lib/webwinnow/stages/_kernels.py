@@ -16,15 +16,27 @@ import os
 WARMED = ("core.kernel", "core.units", "analysis.spans", "analysis.components", "analysis.template", "text.html2text")
 
 
-def kernels_fresh() -> bool:
+def kernels_fresh(remembered: bool = True) -> bool:
     """Whether Numba's on-disk cache holds every module of WARMED as compiled from its source by
     this Numba: each module has indexed kernels, and each index is stamped with its module's
-    source and Numba's version (an index another source or Numba wrote reads as empty)."""
+    source and Numba's version (an index another source or Numba wrote reads as empty).
+
+    Asking Numba imports it and every kernel's module (0.3 CPU-s), which a run's driver then
+    never uses (core.jit): a fresh answer is remembered in a small file beside the cache, named
+    after this Python, this Numba and the modules' sources, that lists the index files and their
+    stamps; while none of them has changed, the answer is read from it (remembered=False: ask
+    Numba). A wrong "fresh" would only leave each worker to load or compile its own kernels."""
+    if remembered and _remembered_fresh():
+        return True
     import importlib
 
-    from numba.core.dispatcher import Dispatcher
+    from ..core.jit import made
 
     try:
+        made()
+        from numba.core.dispatcher import Dispatcher
+
+        indexes: list[str] = []
         for name in WARMED:
             module = importlib.import_module(f"webwinnow.{name}")
             # Numba's cache objects are not in its type stubs
@@ -32,9 +44,92 @@ def kernels_fresh() -> bool:
             indexed = [f for f in files if os.path.exists(f._index_path)]
             if not indexed or not all(f._load_index() for f in indexed):
                 return False
+            indexes.extend(f._index_path for f in indexed)
     except Exception:  # noqa: BLE001 - a Numba without this layout: warm up, as when unsure
         return False
+    _remember(indexes)
     return True
+
+
+def _marker_name() -> str | None:
+    """The file a fresh answer is remembered in, named after what the kernels depend on; None
+    when that cannot be told without Numba."""
+    import hashlib
+    import importlib.util
+    import sys
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        numba = importlib.util.find_spec("numba")  # found, not imported
+        if numba is None or not numba.origin:
+            return None
+        # Numba's version: its files as installed (an upgrade rewrites them)
+        files = [numba.origin, os.path.join(os.path.dirname(numba.origin), "_version.py")]
+        files += [os.path.join(package, *name.split(".")) + ".py" for name in WARMED]
+        parts = [sys.version, package]
+        for path in files:
+            st = os.stat(path)
+            parts.append(f"{path}:{st.st_mtime_ns}:{st.st_size}")
+    except (OSError, ImportError, ValueError):
+        return None
+    return f"kernels-fresh-{hashlib.sha256(chr(0).join(parts).encode()).hexdigest()[:16]}.json"
+
+
+def _stamps(paths: list[str]) -> list[list]:
+    stamped = []
+    for path in paths:
+        st = os.stat(path)
+        stamped.append([path, st.st_mtime_ns, st.st_size])
+    return stamped
+
+
+def _remembered_fresh() -> bool:
+    import json
+
+    from ..core.diskcache import cache_dirs
+
+    name = _marker_name()
+    if name is None:
+        return False
+    for folder in cache_dirs():
+        try:
+            listed = json.loads((folder / name).read_text())["indexes"]
+            return bool(listed) and _stamps([row[0] for row in listed]) == listed
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            continue
+    return False
+
+
+def _remember(indexes: list[str]) -> None:
+    """Write the marker (atomically) in the first cache folder that takes it; nothing if none."""
+    import json
+    import tempfile
+
+    from ..core.diskcache import cache_dirs
+
+    name = _marker_name()
+    if name is None or not indexes:
+        return
+    try:
+        text = json.dumps({"indexes": _stamps(sorted(set(indexes)))})
+    except OSError:
+        return
+    for folder in cache_dirs():
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+        except OSError:
+            continue
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+            os.replace(tmp, folder / name)
+            return
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def exercise(group: int | None = None) -> None:
@@ -64,7 +159,7 @@ def _the_others() -> None:
     import pyarrow as pa
 
     from ..analysis.boilerplate import HashSet
-    from ..analysis.components import components
+    from ..analysis.components import _union_all
     from ..analysis.spans import copied_passages, gather_ranges
     from ..analysis.template import batch_edge_hashes
     from ..core.winnowing import _text_buffers
@@ -73,7 +168,8 @@ def _the_others() -> None:
     text = WARM_TEXT
     html_to_text(f"<html><body><p>{text}</p></body></html>")
     copied_passages(text, text, np.zeros(1, np.int64), np.zeros(1, np.int64), 5, max_spans=1, max_chars=1000)
-    components(np.array([1], np.int64), np.array([2], np.int64))
+    # the kernel itself: components() runs few edges (the warm-up's) as a Python loop
+    _union_all(np.arange(2, dtype=np.int64), np.array([0], np.int64), np.array([1], np.int64))
     gather_ranges(np.zeros(4, np.uint8), np.array([0], np.int64), np.array([2], np.int64))
     # as the passages stage's edge tasks call it: a page's bytes and bounds from an Arrow array
     data, starts, ends = _text_buffers(pa.array([text]))

@@ -24,10 +24,9 @@ parse; a regular expression over the tags runs at 20-40 MB/s, below Lexbor's own
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from selectolax.lexbor import LexborHTMLParser
 
-from ..core.jit import JIT_OPTIONS
+from ..core.jit import JIT_OPTIONS, njit
 
 __all__ = ["CODE_BLOCK_BREAK", "DEFAULT_MAX_HTML_BYTES", "DEFAULT_MAX_NESTING", "HtmlRejected", "html_code", "html_to_text"]
 
