@@ -84,6 +84,29 @@ def test_the_warm_up_calls_the_edge_kernel_with_the_types_the_passages_stage_doe
     assert len(template._batch_edge_hashes.overloads) == versions
 
 
+def test_the_warm_up_calls_the_normalizer_with_the_types_the_clusters_tasks_do():
+    """The clusters stage's tasks key texts from a documents file's row groups (clusters.
+    keyed_arrow): a warm-up that called the normalizer otherwise left each worker loading that
+    version itself (0.3 CPU-s a worker). In a new process: what the warm-up loaded is all the
+    keying uses."""
+    import subprocess
+    import sys
+
+    code = (
+        "import pyarrow as pa\n"
+        "from webwinnow.core import kernel\n"
+        "from webwinnow.stages._kernels import exercise\n"
+        "from webwinnow.stages.clusters import keyed_arrow\n"
+        "exercise()\n"
+        "versions = len(kernel._normalize.overloads)\n"
+        "rows = pa.table({'doc_id': [1, 2], 'text': ['a page of text ' * 40, None], 'status': ['ok', 'ok']})\n"
+        "list(keyed_arrow(rows.to_batches()))\n"
+        "assert len(kernel._normalize.overloads) == versions, 'the keying loaded another version'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_a_cold_warm_up_compiles_its_groups_in_helper_processes_at_once_and_loads_them_all(monkeypatch):
     """Numba compiles one function at a time: on a cold cache each group of the warm-up's calls
     but the first compiles in a helper process while the driver compiles the first; the driver

@@ -143,11 +143,15 @@ def exercise(group: int | None = None) -> None:
 
 def _winnowing() -> None:
     """The fingerprint kernel and what shares its compiled parts (the units' cutters)."""
-    from ..core.winnowing import fingerprint, fingerprint_batch, units
+    import pyarrow as pa
+
+    from ..core.winnowing import fingerprint, fingerprint_batch, text_keys, units
 
     text = WARM_TEXT
     fingerprint_batch([text], 5, 4)
     fingerprint(text, 5, 4)
+    # the clusters stage's keying tasks: the normalizer called on Arrow's read-only buffer
+    text_keys(pa.RecordBatch.from_arrays([pa.array([text])], names=["text"]).column("text"))
     for unit in ("word", "code"):  # their own kernels: the word cutter, the kernel for made codes
         fingerprint_batch([text], 5, 4, unit=unit)
         units(text, unit)
