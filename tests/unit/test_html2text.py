@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from webwinnow.crawl.httpbody import body_to_text, charset_from_content_type, decode_body
-from webwinnow.text.html2text import DEFAULT_MAX_NESTING, HtmlRejected, html_to_text
+from webwinnow.text.html2text import _TAG_CLASSES, _TAG_KEYS, DEFAULT_MAX_NESTING, HtmlRejected, _prepare, html_to_text
 
 from paths import SHARED
 
@@ -90,6 +91,46 @@ def test_pre_collapses_too() -> None:
 def test_attributes_with_angle_brackets() -> None:
     html = body('<div title="a>b" onclick="if(x<y)">attr</div><td title="<b>">cell</td>')
     assert html_to_text(html) == "attr\ncell"
+
+
+def test_lexbor_gets_tags_without_attributes() -> None:
+    # Attributes are half a page's bytes and no text: the pre-pass drops them, keeping the
+    # self-closing slash (it matters in SVG) and reading quoted values whole ("a>b" ends no tag).
+    html = '<div class="a>b" id=x>t<br/><img src="p.png" alt=\'i\' /><svg viewBox="0 0"><path d="M0"/></svg></div  x="y">'
+    out, length, _ = _prepare(
+        np.frombuffer(html.encode(), np.uint8),
+        np.frombuffer(html.encode(), np.uint64, count=len(html) // 8),
+        _TAG_KEYS,
+        _TAG_CLASSES,
+        100,
+    )
+    assert out[:length].tobytes() == b"\f<div>t\f<br/><img/><svg><path/></svg>\f</div>"
+
+
+@pytest.mark.parametrize(
+    ("html", "text"),
+    [
+        # a hidden input leaves a frameset possible: the frameset replaces the body
+        ('<input type="hidden"><frameset><frame></frameset>x', ""),
+        # <font color> leaves SVG, so its text is shown
+        ('<p><svg><font color="red">shown</font></svg>', "shown"),
+        # an HTML annotation holds its <div> inside MathML, which is not shown
+        ('<math><annotation-xml encoding="text/html"><div>hidden</div></annotation-xml></math>', ""),
+    ],
+)
+def test_attributes_the_parser_reads_reach_it(html: str, text: str) -> None:
+    assert html_to_text(html) == text
+
+
+def test_page_ending_inside_a_tag() -> None:
+    # the tokenizer drops a tag cut off by the end of the page, and everything after its name
+    assert html_to_text('a<p>b<div title="x <p>y') == "a\nb"
+    assert html_to_text("a<p>b<div") == "a\nb"
+
+
+def test_nul_in_a_tag_name_makes_another_tag() -> None:
+    # the tokenizer reads U+FFFD for it: "script\0" is not a script, and its text is shown
+    assert html_to_text("<p>a<script\x00>b</script\x00>c</p>") == "abc"
 
 
 def test_textarea_text_is_kept() -> None:
@@ -241,6 +282,30 @@ def test_any_markup_gives_text_or_a_reason(html: str) -> None:
     except HtmlRejected:
         return
     assert text == text.strip() and "\n\n" not in text and "  " not in text
+
+
+_PIECES = [
+    "<", ">", "/", "/>", "</", "=", '"', "'", " ", "\n", "x", "y", "\u00e9", "\x00", "div", "p", "b", "td", "table",
+    "tr", "pre", "input", "font", "svg", "math", "annotation-xml", "script", "textarea", "title", "<!--", "-->",
+    "<div", "<p", "<b", "<a", "<td", "<table", "<svg", "<math", "<font", "<input", "<pre", "<textarea", "<script",
+    "<annotation-xml", "</div", "</b", "</p", "</td", "</table", "</svg", "</script", "</textarea", " class=",
+    ' title="', "'>", '">', " type=hidden", " color=red", ' encoding="text/html"', "<frameset>", "<br/>", "<br>",
+]  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_markup_gives_lexbors_text_of_the_untouched_page(html: str) -> None:
+    # Attributes dropped, raw text cut, line breaks added: with whitespace removed, the text is
+    # what Lexbor gives for the page as it came (the tags' ends found as the tokenizer finds them).
+    try:
+        text = html_to_text(html)
+    except HtmlRejected:
+        return
+    tree = LexborHTMLParser(html)
+    tree.strip_tags(_DROPPED_BY_HTML_TO_TEXT)
+    reference = tree.body.text() if tree.body else ""
+    assert _WHITESPACE.sub("", text) == _WHITESPACE.sub("", reference)
 
 
 # --------------------------------------------------------------------------- real pages
