@@ -46,7 +46,7 @@ class HtmlRejected(ValueError):
         self.reason = reason
 
 
-# Tag classes for the pre-pass, as bits of one byte.
+# Tag classes for the pre-pass, as bits of a uint16.
 _BLOCK = 1  # a line break before its start and end tags
 _FLAT = 2  # never holds the parser's stack deeper: void, or closed implicitly by its next sibling
 _RAW = 4  # raw text or RCDATA: no tags inside until its own end tag
@@ -58,6 +58,7 @@ _TREE_DROP = 64  # removed from the tree after parsing
 # cell or in body: whitespace between table parts goes through the parser's slower table-text
 # path (about +5% parse instructions on table-heavy pages).
 _BREAK_AFTER = 128
+_INLINE = 256  # phrasing markup left out of html_to_text's parse before any SVG or MathML
 
 _BLOCK_NAMES = (
     "address article aside blockquote br button center dd details dialog dir div dl dt fieldset "
@@ -76,6 +77,18 @@ _FLAT_NAMES = (
 _RAW_NAMES = "script style textarea title xmp iframe noembed noframes"
 # noembed and noframes hold fallback text that browsers do not show.
 _CUT_NAMES = "script style title iframe noembed noframes"
+# Phrasing elements whose tags change no text when left out: the tree builder gives their
+# text in the same order without them (formatting elements only add clones around text; their
+# misnesting moves elements, not text), and none is read by name afterwards. Syntax-highlighted
+# documentation is mostly these (the docs corpus: 1.1 M of its 2.6 M tags are span, a, code and
+# em). Not on a page with SVG or MathML, where most of them would end the foreign element, and
+# an end tag of one (</u>, </span>) can too: its start tag must be there; <font> ends it only
+# with attributes. Not before <body> either (a phrasing tag starts the body: <noscript> after
+# it is no longer the head's), nor where the text around the tag would join into a tag or a
+# character reference. The code unit's pre and code are read by name: html_code keeps them.
+_INLINE_NAMES = (
+    "a abbr b bdi bdo big cite code data del dfn em i ins kbd mark q s samp small span strike strong sub sup time tt u var"
+)
 # <template> needs nothing: its content is a separate fragment that text() never reaches.
 _TREE_DROP_NAMES = ["noscript", "svg", "math", "object"]
 
@@ -101,6 +114,7 @@ def _tag_table() -> tuple[np.ndarray, np.ndarray]:
         (_FLAT_NAMES, _FLAT),
         (_RAW_NAMES, _RAW),
         ("plaintext", _PLAIN),
+        (_INLINE_NAMES, _INLINE),
         (_CUT_NAMES, _CUT),
         ("script", _SCRIPT),
         (" ".join(_TREE_DROP_NAMES), _TREE_DROP),
@@ -111,7 +125,7 @@ def _tag_table() -> tuple[np.ndarray, np.ndarray]:
             key = _name_key(name)
             classes[key] = classes.get(key, 0) | bit
     keys = np.zeros(_SLOTS, dtype=np.uint64)
-    bits = np.zeros(_SLOTS, dtype=np.uint8)
+    bits = np.zeros(_SLOTS, dtype=np.uint16)
     for key, cls in classes.items():
         slot = ((key * _HASH_MUL) & (2**64 - 1)) >> _HASH_SHIFT
         while keys[slot]:
@@ -136,6 +150,10 @@ _META_KEY = np.uint64(_name_key("meta"))
 _ANNOTATION_KEY = np.uint64(_name_key("annotation-xml"))
 _TABLE_KEY = np.uint64(_name_key("table"))
 _PRE_KEY = np.uint64(_name_key("pre"))
+_SVG_KEY = np.uint64(_name_key("svg"))
+_BODY_KEY = np.uint64(_name_key("body"))
+_TEMPLATE_KEY = np.uint64(_name_key("template"))
+_MATH_KEY = np.uint64(_name_key("math"))
 
 
 @njit(**JIT_OPTIONS)
@@ -174,7 +192,7 @@ def _class_of(keys, classes, key):
         if keys[slot] == key:
             return classes[slot]
         slot = (slot + np.uint64(1)) & np.uint64(_SLOTS - 1)
-    return np.uint8(0)
+    return np.uint16(0)
 
 
 @njit(**JIT_OPTIONS)
@@ -221,6 +239,22 @@ def _tag_end(buf, j, n):
                 while j < n and not _is_space(buf[j]) and buf[j] != 62:
                     j += 1
     return -1, False, attributes
+
+
+@njit(**JIT_OPTIONS)
+def _joins_nothing(out, m, buf, copied, i):
+    """Whether the text before buf[i] (buf[copied:i] after out[:m]) ends so that it cannot join
+    the text after a tag left out there into markup: a lone "<" would start a tag, and "&" with
+    letters, digits or "#" a character reference (their text was literal with the tag between)."""
+    at = i - 1
+    while at >= 0 and i - at < 40:
+        b = buf[at] if at >= copied else (out[m - (copied - at)] if m - (copied - at) >= 0 else np.uint8(32))
+        if b == 60 or b == 38:
+            return False
+        if not ((b >= 48 and b <= 57) or ((b | 32) >= 97 and (b | 32) <= 122) or b == 35):
+            return True
+        at -= 1
+    return True
 
 
 @njit(**JIT_OPTIONS)
@@ -301,11 +335,14 @@ def _copy_lines(out, m, buf, start, stop):
 
 
 @njit(**JIT_OPTIONS)
-def _prepare(buf, words, keys, classes, max_depth):
-    """Copy buf with a line break at each block tag and raw-text elements cut out.
+def _prepare(buf, words, keys, classes, max_depth, keep_inline):
+    """Copy buf with a line break at each block tag and raw-text elements cut out; without
+    keep_inline, the tags of _INLINE_NAMES left out where that changes no text (see there).
 
-    Returns (out, length, seen): length is -1 as soon as the depth estimate passes max_depth;
-    seen is True when an element to drop from the tree occurs.
+    Returns (out, length, seen): length is -1 as soon as the depth estimate passes max_depth, -2
+    when an <svg> or <math> comes after a phrasing tag was left out (call again keeping them: an
+    end tag of one can end the foreign element); seen is True when an element to drop from the
+    tree occurs.
 
     The estimate keeps a stack of open elements that can nest. An end tag pops back to the
     nearest open element of its name, as the parser does, and is ignored when none is open within
@@ -322,6 +359,10 @@ def _prepare(buf, words, keys, classes, max_depth):
     pre = 0  # open <pre> elements; pre start and end tags are block tags, so every copy of text
     # inside one happens between the two
     seen = False
+    foreign = False  # an <svg> or <math> start tag has come
+    dropped = False  # a phrasing tag was left out
+    body = False  # a <body> start tag has come, and no <template> before it
+    template = False
     i = 0
     while i < n:
         if buf[i] != 60:
@@ -374,6 +415,15 @@ def _prepare(buf, words, keys, classes, max_depth):
         cls = _class_of(keys, classes, key)
         if cls & _TREE_DROP:
             seen = True
+        if not closing:
+            if key == _SVG_KEY or key == _MATH_KEY:
+                if dropped:
+                    return out, -2, seen
+                foreign = True
+            elif key == _TEMPLATE_KEY:
+                template = True
+            elif key == _BODY_KEY and not template:
+                body = True
         breaks_after = False
         if cls & _BLOCK and not (closing and key == _TABLE_KEY):
             m = _copy_lines(out, m, buf, copied, i) if pre else _copy(out, m, buf, copied, i)
@@ -391,7 +441,11 @@ def _prepare(buf, words, keys, classes, max_depth):
             breaks_after = True
         # The tag goes to Lexbor without its attributes (half a page's bytes, and no text) unless
         # the tree builder reads them; a raw-text element cut out goes whole.
-        if attributes and (closing or not (_keeps_attributes(key) or cls & _CUT)):
+        if cls & _INLINE and body and not (keep_inline or foreign) and _joins_nothing(out, m, buf, copied, i):
+            m = _copy_lines(out, m, buf, copied, i) if pre else _copy(out, m, buf, copied, i)
+            copied = end + 1  # the depth estimate still counts it: pages rejected stay rejected
+            dropped = True
+        elif attributes and (closing or not (_keeps_attributes(key) or cls & _CUT)):
             m = _copy_lines(out, m, buf, copied, j) if pre else _copy(out, m, buf, copied, j)
             if closes_itself:
                 out[m] = 47
@@ -506,8 +560,9 @@ def _collapse(buf):
     return out, m
 
 
-def _parsed(html: str | bytes, max_nesting: int, max_html_bytes: int) -> LexborHTMLParser | None:
-    """The page parsed after the pre-pass (None: empty), or HtmlRejected as html_to_text says."""
+def _parsed(html: str | bytes, max_nesting: int, max_html_bytes: int, keep_inline: bool) -> LexborHTMLParser | None:
+    """The page parsed after the pre-pass (None: empty), or HtmlRejected as html_to_text says;
+    keep_inline for a tree whose phrasing elements are read (_prepare)."""
     if max_nesting < 1 or max_html_bytes < 1:
         raise ValueError(
             f"max_nesting and max_html_bytes must be positive, got {max_nesting} and {max_html_bytes}; "
@@ -521,13 +576,10 @@ def _parsed(html: str | bytes, max_nesting: int, max_html_bytes: int) -> LexborH
         )
     if not data:
         return None
-    out, length, seen = _prepare(
-        np.frombuffer(data, dtype=np.uint8),
-        np.frombuffer(data, dtype=np.uint64, count=len(data) // 8),
-        _TAG_KEYS,
-        _TAG_CLASSES,
-        max_nesting,
-    )
+    page, words = np.frombuffer(data, dtype=np.uint8), np.frombuffer(data, dtype=np.uint64, count=len(data) // 8)
+    out, length, seen = _prepare(page, words, _TAG_KEYS, _TAG_CLASSES, max_nesting, keep_inline)
+    if length == -2:
+        out, length, seen = _prepare(page, words, _TAG_KEYS, _TAG_CLASSES, max_nesting, True)
     if length < 0:
         raise HtmlRejected(
             "html_too_deep",
@@ -555,7 +607,7 @@ def html_code(
     element, and of every ``<code>`` element outside one that spans lines (inline ``<code>`` is a
     name in prose, not a program), as the source wrote it, blocks in page order joined by
     CODE_BLOCK_BREAK. Rejects pages as html_to_text does."""
-    tree = _parsed(html, max_nesting, max_html_bytes)
+    tree = _parsed(html, max_nesting, max_html_bytes, True)
     if tree is None or tree.body is None:
         return ""
     blocks = []
@@ -586,7 +638,7 @@ def html_to_text(
     ``max_nesting``, as estimated before parsing (an over-estimate: elements that can nest count
     from their start tag to their end tag, or to the end tag of an element around them).
     """
-    tree = _parsed(html, max_nesting, max_html_bytes)
+    tree = _parsed(html, max_nesting, max_html_bytes, False)
     if tree is None:
         return ""
     body = tree.body
