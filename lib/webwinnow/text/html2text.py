@@ -81,11 +81,13 @@ _CUT_NAMES = "script style title iframe noembed noframes"
 # text in the same order without them (formatting elements only add clones around text; their
 # misnesting moves elements, not text), and none is read by name afterwards. Syntax-highlighted
 # documentation is mostly these (the docs corpus: 1.1 M of its 2.6 M tags are span, a, code and
-# em). Not on a page with SVG or MathML, where most of them would end the foreign element, and
-# an end tag of one (</u>, </span>) can too: its start tag must be there; <font> ends it only
-# with attributes. Not before <body> either (a phrasing tag starts the body: <noscript> after
-# it is no longer the head's), nor where the text around the tag would join into a tag or a
-# character reference. The code unit's pre and code are read by name: html_code keeps them.
+# em). Not inside SVG or MathML (from <svg> or <math> to its end tag), where most of them end
+# the foreign element; and an end tag of one there (</u>, </span>) that does not end the element
+# it is in ends the foreign element too when its start tag is open around it, so such an end
+# tag after any was left out has the page prepared again keeping them all. <font> ends it only with attributes. Not before <body> either (a phrasing
+# tag starts the body: a <noscript> after it is no longer the head's), nor where the text around
+# the tag would join into a tag or a character reference. The code unit reads pre and code by
+# name: html_code keeps them.
 _INLINE_NAMES = (
     "a abbr b bdi bdo big cite code data del dfn em i ins kbd mark q s samp small span strike strong sub sup time tt u var"
 )
@@ -340,9 +342,9 @@ def _prepare(buf, words, keys, classes, max_depth, keep_inline):
     keep_inline, the tags of _INLINE_NAMES left out where that changes no text (see there).
 
     Returns (out, length, seen): length is -1 as soon as the depth estimate passes max_depth, -2
-    when an <svg> or <math> comes after a phrasing tag was left out (call again keeping them: an
-    end tag of one can end the foreign element); seen is True when an element to drop from the
-    tree occurs.
+    when a phrasing end tag inside SVG or MathML that does not end the element it is in comes
+    after a phrasing tag was left out (call again keeping them: the end tag can end the foreign
+    element); seen is True when an element to drop from the tree occurs.
 
     The estimate keeps a stack of open elements that can nest. An end tag pops back to the
     nearest open element of its name, as the parser does, and is ignored when none is open within
@@ -359,7 +361,8 @@ def _prepare(buf, words, keys, classes, max_depth, keep_inline):
     pre = 0  # open <pre> elements; pre start and end tags are block tags, so every copy of text
     # inside one happens between the two
     seen = False
-    foreign = False  # an <svg> or <math> start tag has come
+    svgs = 0  # <svg> start tags not yet ended
+    maths = 0
     dropped = False  # a phrasing tag was left out
     body = False  # a <body> start tag has come, and no <template> before it
     template = False
@@ -415,12 +418,15 @@ def _prepare(buf, words, keys, classes, max_depth, keep_inline):
         cls = _class_of(keys, classes, key)
         if cls & _TREE_DROP:
             seen = True
-        if not closing:
-            if key == _SVG_KEY or key == _MATH_KEY:
-                if dropped:
-                    return out, -2, seen
-                foreign = True
-            elif key == _TEMPLATE_KEY:
+        foreign = svgs > 0 or maths > 0
+        if foreign and closing and cls & _INLINE and dropped and not (depth and stack[depth - 1] == key):
+            return out, -2, seen  # not the foreign element it is in: it may reach one left out
+        if key == _SVG_KEY:
+            svgs = max(svgs - 1, 0) if closing else svgs + (0 if closes_itself else 1)
+        elif key == _MATH_KEY:
+            maths = max(maths - 1, 0) if closing else maths + (0 if closes_itself else 1)
+        elif not closing:
+            if key == _TEMPLATE_KEY:
                 template = True
             elif key == _BODY_KEY and not template:
                 body = True
