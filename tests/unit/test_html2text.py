@@ -139,12 +139,19 @@ def _lexbor_input(html: str, keep_inline: bool = False) -> bytes:
 def test_phrasing_tags_are_left_out_of_the_parse() -> None:
     # span, a, code, em...: their text comes in the same order without them, and Lexbor builds
     # no element for them; the depth estimate still counts them
-    assert _lexbor_input('<body><p>x<span class="k">y</span><a href="/">z</a><code>w</code></p>') == b"<body>\f<p>xyzw\f</p>"
+    assert _lexbor_input('<body><p>x<span class="k">y</span><a href="/">z</a><code>w</code></p>') == b"<body>\fxyzw\f"
     assert _lexbor_input("<body><code>w</code>", keep_inline=True) == b"<body><code>w</code>"
     # around SVG (a search icon in a page's header), not inside it: there an <a> is SVG's own
     assert _lexbor_input('<body><em>a</em><svg><a><path d="M0"/></a></svg><span>b</span>') == b"<body>a<svg><a><path/></a></svg>b"
     with pytest.raises(HtmlRejected):
         html_to_text("<body>" + "<span>" * 30 + "x", max_nesting=20)
+
+
+def test_block_containers_are_left_out_but_their_line_breaks() -> None:
+    assert _lexbor_input("<body><div><p>a</p><ul><li>b</li></ul></div>") == b"<body>\fa\fb\f"
+    assert html_to_text("<body><div><p>a</p><ul><li>b</li></ul></div>") == "a\nb"
+    with pytest.raises(HtmlRejected):
+        html_to_text("<body>" + "<div>" * 30 + "x", max_nesting=20)
 
 
 @pytest.mark.parametrize(
@@ -156,6 +163,13 @@ def test_phrasing_tags_are_left_out_of_the_parse() -> None:
         # on a page with SVG, </u> and </span> end the <svg> their start tags are outside of
         ("<body><u>a<svg></u>b</svg>", "ab"),
         ("<body><span>a<svg></span>b</svg>", "ab"),
+        # a container's end tag, or a block start tag that closes a <p>, ends a <noscript> or an
+        # <svg> inside the container; and a container stops an end tag's search for its element
+        ("<body><div><noscript></div>x</noscript>", "x"),
+        ("<body><p>a<noscript><div>b</div></noscript>c", "ab\nc"),
+        ("<p>a<body><noscript><div>b</noscript>c", "abc"),
+        ("<body><div><svg></div>x</svg>", "x"),
+        ("<body><g><h1><mi><svg></g>x</svg>", ""),
         # the text on either side must not join into a tag or a character reference
         ("<body>x<<a>b</a>", "x<b"),
         ("<body>&amp<b>;</b>", "&;"),
@@ -337,7 +351,8 @@ _PIECES = [
     "<span", "</span", "<em", "</em", "<code", "</code", "<i>", "</i>", "<u>", "</u>", "<a>", "</a>", "</b>", "<small>",
     "<tr>", "<td>", "<li>", "<select>", "<option>", "<caption>", "<colgroup>", "<nobr>", "<head>", "</head>",
     "<noscript>", "</noscript>", "<template>", "</template>", "<mtext>", "</math>", "<button>", "<object>", "<body>",
-    "</body>", "&amp", "&", "&#", "#", "1;", ";", "<svg>", "</svg>", "<path/>", "<g>", "</g>",
+    "</body>", "&amp", "&", "&#", "#", "1;", ";", "<svg>", "</svg>", "<path/>", "<g>", "</g>", "<div>", "</div>", "<p>", "</p>", "<li>", "</li>",
+    "<dl>", "<dd>", "<h1>", "</h1>", "<section>", "<blockquote>", "<mi>",
 ]  # fmt: skip
 
 

@@ -58,7 +58,8 @@ _TREE_DROP = 64  # removed from the tree after parsing
 # cell or in body: whitespace between table parts goes through the parser's slower table-text
 # path (about +5% parse instructions on table-heavy pages).
 _BREAK_AFTER = 128
-_INLINE = 256  # phrasing markup left out of html_to_text's parse before any SVG or MathML
+_INLINE = 256  # phrasing markup left out of html_to_text's parse (_INLINE_NAMES)
+_CONTAINER = 512  # block containers left out of it, their line breaks kept (_CONTAINER_NAMES)
 
 _BLOCK_NAMES = (
     "address article aside blockquote br button center dd details dialog dir div dl dt fieldset "
@@ -91,6 +92,15 @@ _CUT_NAMES = "script style title iframe noembed noframes"
 _INLINE_NAMES = (
     "a abbr b bdi bdo big cite code data del dfn em i ins kbd mark q s samp small span strike strong sub sup time tt u var"
 )
+# Block containers whose tags change no text when left out but their line break (kept): the
+# elements they close or that close them hold text in the same order. As for phrasing tags,
+# and not while a <noscript> is open either: an end tag (</div>), or a block start tag that
+# closes a <p>, ends the <noscript> when the element is open around it, so such a tag inside
+# SVG, MathML or a <noscript> after any container was left out has the page prepared again.
+_CONTAINER_NAMES = (
+    "address article aside blockquote center dd dir div dl dt figcaption figure footer h1 h2 h3 h4 h5 h6 header "
+    "hgroup li main menu nav ol p search section ul"
+)
 # <template> needs nothing: its content is a separate fragment that text() never reaches.
 _TREE_DROP_NAMES = ["noscript", "svg", "math", "object"]
 
@@ -117,6 +127,7 @@ def _tag_table() -> tuple[np.ndarray, np.ndarray]:
         (_RAW_NAMES, _RAW),
         ("plaintext", _PLAIN),
         (_INLINE_NAMES, _INLINE),
+        (_CONTAINER_NAMES, _CONTAINER),
         (_CUT_NAMES, _CUT),
         ("script", _SCRIPT),
         (" ".join(_TREE_DROP_NAMES), _TREE_DROP),
@@ -154,6 +165,7 @@ _TABLE_KEY = np.uint64(_name_key("table"))
 _PRE_KEY = np.uint64(_name_key("pre"))
 _SVG_KEY = np.uint64(_name_key("svg"))
 _BODY_KEY = np.uint64(_name_key("body"))
+_NOSCRIPT_KEY = np.uint64(_name_key("noscript"))
 _TEMPLATE_KEY = np.uint64(_name_key("template"))
 _MATH_KEY = np.uint64(_name_key("math"))
 
@@ -364,6 +376,8 @@ def _prepare(buf, words, keys, classes, max_depth, keep_inline):
     svgs = 0  # <svg> start tags not yet ended
     maths = 0
     dropped = False  # a phrasing tag was left out
+    dropped_block = False  # a container's tag was
+    noscripts = 0  # <noscript> start tags not yet ended
     body = False  # a <body> start tag has come, and no <template> before it
     template = False
     i = 0
@@ -419,9 +433,15 @@ def _prepare(buf, words, keys, classes, max_depth, keep_inline):
         if cls & _TREE_DROP:
             seen = True
         foreign = svgs > 0 or maths > 0
-        if foreign and closing and cls & _INLINE and dropped and not (depth and stack[depth - 1] == key):
-            return out, -2, seen  # not the foreign element it is in: it may reach one left out
-        if key == _SVG_KEY:
+        if foreign and closing and ((dropped and cls & _INLINE) or dropped_block) and not (depth and stack[depth - 1] == key):
+            # not the foreign element it is in: it may reach one left out, or (any end tag) pass
+            # where a container left out would have stopped it
+            return out, -2, seen
+        if dropped_block and cls & _BLOCK and (foreign or noscripts):
+            return out, -2, seen
+        if key == _NOSCRIPT_KEY and not foreign:
+            noscripts = max(noscripts - 1, 0) if closing else noscripts + 1
+        elif key == _SVG_KEY:
             svgs = max(svgs - 1, 0) if closing else svgs + (0 if closes_itself else 1)
         elif key == _MATH_KEY:
             maths = max(maths - 1, 0) if closing else maths + (0 if closes_itself else 1)
@@ -451,6 +471,9 @@ def _prepare(buf, words, keys, classes, max_depth, keep_inline):
             m = _copy_lines(out, m, buf, copied, i) if pre else _copy(out, m, buf, copied, i)
             copied = end + 1  # the depth estimate still counts it: pages rejected stay rejected
             dropped = True
+        elif cls & _CONTAINER and body and not (keep_inline or foreign or noscripts):
+            copied = end + 1  # after its line break (a _BLOCK tag)
+            dropped_block = True
         elif attributes and (closing or not (_keeps_attributes(key) or cls & _CUT)):
             m = _copy_lines(out, m, buf, copied, j) if pre else _copy(out, m, buf, copied, j)
             if closes_itself:
