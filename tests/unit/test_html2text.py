@@ -169,6 +169,8 @@ def test_block_containers_are_left_out_but_their_line_breaks() -> None:
         ("<body><p>a<noscript><div>b</div></noscript>c", "ab\nc"),
         ("<p>a<body><noscript><div>b</noscript>c", "abc"),
         ("<body><div><svg></div>x</svg>", "x"),
+        # <nobr> ends the <math>, so the <noscript> is HTML's, though </math> comes after it
+        ("<p>a<body><math><nobr><noscript></math><dt>b", "ab"),
         ("<body><g><h1><mi><svg></g>x</svg>", ""),
         # the text on either side must not join into a tag or a character reference
         ("<body>x<<a>b</a>", "x<b"),

@@ -439,7 +439,7 @@ def _prepare(buf, words, keys, classes, max_depth, keep_inline):
             return out, -2, seen
         if dropped_block and cls & _BLOCK and (foreign or noscripts):
             return out, -2, seen
-        if key == _NOSCRIPT_KEY and not foreign:
+        if key == _NOSCRIPT_KEY:  # also where it may be foreign: counting errs safe
             noscripts = max(noscripts - 1, 0) if closing else noscripts + 1
         elif key == _SVG_KEY:
             svgs = max(svgs - 1, 0) if closing else svgs + (0 if closes_itself else 1)
