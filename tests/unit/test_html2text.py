@@ -141,6 +141,10 @@ def test_phrasing_tags_are_left_out_of_the_parse() -> None:
     # no element for them; the depth estimate still counts them
     assert _lexbor_input('<body><p>x<span class="k">y</span><a href="/">z</a><code>w</code></p>') == b"<body>\fxyzw\f"
     assert _lexbor_input("<body><code>w</code>", keep_inline=True) == b"<body><code>w</code>"
+    # a search icon in every page's header: SVG's elements end as they open, nothing to prepare again
+    assert _lexbor_input('<body><div><em>a</em><svg><path d="M0"></path></svg><span>b</span></div>') == (
+        b"<body>\fa<svg><path></path></svg>b\f"
+    )
     # around SVG (a search icon in a page's header), not inside it: there an <a> is SVG's own
     assert _lexbor_input('<body><em>a</em><svg><a><path d="M0"/></a></svg><span>b</span>') == b"<body>a<svg><a><path/></a></svg>b"
     with pytest.raises(HtmlRejected):

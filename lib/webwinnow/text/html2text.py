@@ -374,6 +374,7 @@ def _prepare(buf, words, keys, classes, max_depth, keep_inline):
     # inside one happens between the two
     seen = False
     svgs = 0  # <svg> start tags not yet ended
+    opened = np.uint64(0)  # the key of the tag before this one when it was a start tag, else 0
     maths = 0
     dropped = False  # a phrasing tag was left out
     dropped_block = False  # a container's tag was
@@ -433,7 +434,11 @@ def _prepare(buf, words, keys, classes, max_depth, keep_inline):
         if cls & _TREE_DROP:
             seen = True
         foreign = svgs > 0 or maths > 0
-        if foreign and closing and ((dropped and cls & _INLINE) or dropped_block) and not (depth and stack[depth - 1] == key):
+        # the element it is in: the one just opened (SVG's <path ...></path>, which the depth
+        # estimate does not keep), or the estimate's innermost
+        ends_current = key == opened or (depth and stack[depth - 1] == key)
+        opened = np.uint64(0) if closing or closes_itself else key
+        if foreign and closing and ((dropped and cls & _INLINE) or dropped_block) and not ends_current:
             # not the foreign element it is in: it may reach one left out, or (any end tag) pass
             # where a container left out would have stopped it
             return out, -2, seen
