@@ -59,11 +59,12 @@ def test_recomputed_fingerprints_give_the_runs_own_curve(run):
     assert kgrams.shares["hashes"] > own.shares["hashes"]  # winnowing keeps a sample of the k-grams
     per_doc = run.frame("fingerprints", ["doc_id", "hash"]).groupby("doc_id")["hash"].nunique()
     assert sum(d * n for d, n in freq_of_freq_from_runs(own.runs).items()) == per_doc.sum()
-    # the k-grams' curve counts each document's distinct k-grams, sorted once for the sample
-    distinct = run.sample_distinct(None)
-    assert [d.tolist() for d in distinct] == [sorted(set(h.tolist())) for _, h in run.sample_kgrams(None)]
-    assert sum(d * n for d, n in freq_of_freq_from_runs(kgrams.runs).items()) == sum(map(len, distinct))
-    assert run.sample_distinct(None) is distinct
+    # the k-grams' curve counts each document's distinct k-grams, counted once for the sample
+    found = run.sample_frequencies(None)
+    df, distinct = found
+    assert distinct.tolist() == [len(set(h.tolist())) for _, h in run.sample_kgrams(None)]
+    assert sum(d * n for d, n in freq_of_freq_from_runs(kgrams.runs).items()) == distinct.sum() == df.sum()
+    assert run.sample_frequencies(None) is found
 
 
 def test_density_at_the_runs_window_is_the_runs_density(run):

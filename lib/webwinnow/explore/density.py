@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .run import RunOutput, distinct
+from ..core.distinct import distinct
+from .run import RunOutput
 
 DEFAULT_WS = (4, 8, 16, 32, 64, 100, 128, 256, 512)
 
@@ -72,9 +73,10 @@ def robust_vs_standard(
     w, k = w or 100, k or 50
     cases: list[tuple[str, str]] = list(LOW_ENTROPY.items())
     if run is not None and run_docs:
+        _, unique = run.sample_frequencies(max_docs)
         scored = sorted(
-            (unique.size / hashes.size, doc_id)
-            for (doc_id, hashes), unique in zip(run.sample_kgrams(max_docs), run.sample_distinct(max_docs), strict=True)
+            (int(n) / hashes.size, doc_id)
+            for (doc_id, hashes), n in zip(run.sample_kgrams(max_docs), unique, strict=True)
             if hashes.size >= 2 * w
         )[:run_docs]
         urls = run.urls([d for _, d in scored])

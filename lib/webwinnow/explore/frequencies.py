@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..analysis.powerlaw import fit_power_law, freq_of_freq_from_runs, frequency_shares, rank_frequency
-from ..core.distinct import distinct_counts, factorized, occurrences
+from ..core.distinct import distinct_counts, factorized
 from ..crawl.hosts import host_of
-from .run import RunOutput, distinct
+from .run import RunOutput
 
 
 @dataclass(frozen=True)
@@ -63,25 +63,23 @@ def sample_curves(run: RunOutput, max_docs: int | None = 2000) -> tuple[Curve, C
     only the selected ones); the fingerprints are winnowed from them with the run's settings,
     so the two curves differ only in the selection, as in the paper's comparison.
     """
+    from ..core.docfreq import document_frequencies
     from ..core.winnowing import select_mod_p, winnow
 
     made = run.winnow
     w, robust, mod_p = made["w"], made["robust"], made.get("mod_p", 0)
-    chosen: list[np.ndarray] = []
-    every = list(run.sample_distinct(max_docs))
-    for _, hashes in run.sample_kgrams(max_docs):
-        picked = select_mod_p(hashes, mod_p) if mod_p else winnow(hashes, w, robust)
-        chosen.append(distinct(hashes[picked]))
-    ids = run.sample_doc_ids(max_docs)
-    n = len(ids)
-
-    def curve(label: str, per_doc: list[np.ndarray]) -> Curve:
-        if not per_doc:
-            return Curve.of_counts(label, np.zeros(0, np.int64), n)
-        counts = occurrences(np.concatenate(per_doc), overwrite=True, runs=True)
-        return Curve.of_counts(label, counts, n)
-
-    return (curve(f"all k-grams, {n:,} documents", every), curve(f"fingerprints, the same {n:,} documents", chosen))
+    every, _ = run.sample_frequencies(max_docs)
+    chosen = [
+        hashes[select_mod_p(hashes, mod_p) if mod_p else winnow(hashes, w, robust)] for _, hashes in run.sample_kgrams(max_docs)
+    ]
+    bounds = np.zeros(len(chosen) + 1, np.int64)
+    np.cumsum([len(c) for c in chosen], out=bounds[1:])
+    fingerprints, _ = document_frequencies(np.concatenate(chosen) if chosen else np.zeros(0, np.int64), bounds)
+    n = len(run.sample_doc_ids(max_docs))
+    return (
+        Curve.of_counts(f"all k-grams, {n:,} documents", every, n),
+        Curve.of_counts(f"fingerprints, the same {n:,} documents", fingerprints, n),
+    )
 
 
 @dataclass(frozen=True)

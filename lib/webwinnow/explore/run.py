@@ -19,7 +19,6 @@ import numpy as np
 import pyarrow as pa
 
 from .. import storage
-from ..core.distinct import distinct  # also the explore modules' name for it
 from ..errors import UserError
 
 
@@ -49,7 +48,7 @@ class RunOutput:
         self.out = storage.canonical(os.fspath(out))
         self.folder = storage.canonical(tables_in) if tables_in else run_folder(self.out)
         self._kgrams: dict[int | None, list[tuple[int, np.ndarray]]] = {}
-        self._distinct: dict[int | None, list[np.ndarray]] = {}
+        self._frequencies: dict[int | None, tuple[np.ndarray, np.ndarray]] = {}
 
     def __repr__(self) -> str:
         return f"RunOutput({self.out!r})"
@@ -168,17 +167,25 @@ class RunOutput:
                     if hashes.size:
                         found.append((doc_id, hashes))
             self._kgrams = {key: found}  # one sample at a time: it can be large
-            self._distinct = {}
+            self._frequencies = {}
         return self._kgrams[key]
 
-    def sample_distinct(self, max_docs: int | None) -> list[np.ndarray]:
-        """The sorted distinct k-gram hashes of each document of sample_kgrams(max_docs), in its
-        order: sorted once per RunOutput for the analyses that need them (the k-gram curve, the
-        documents that repeat the most)."""
+    def sample_frequencies(self, max_docs: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """(df, distinct) of the k-gram hashes of sample_kgrams(max_docs): how many of its
+        documents hold each distinct hash (one count per hash, in no particular order), and how
+        many distinct hashes each document holds, in its order (core.docfreq). Counted once per
+        RunOutput for the analyses that need them (the k-gram curve, the documents that repeat
+        the most)."""
+        from ..core.docfreq import document_frequencies
+
         kgrams = self.sample_kgrams(max_docs)
-        if max_docs not in self._distinct:
-            self._distinct = {max_docs: [distinct(hashes) for _, hashes in kgrams]}
-        return self._distinct[max_docs]
+        if max_docs not in self._frequencies:
+            sizes = np.array([hashes.size for _, hashes in kgrams], np.int64)
+            bounds = np.zeros(len(sizes) + 1, np.int64)
+            np.cumsum(sizes, out=bounds[1:])
+            every = np.concatenate([hashes for _, hashes in kgrams]) if kgrams else np.zeros(0, np.int64)
+            self._frequencies = {max_docs: document_frequencies(every, bounds)}
+        return self._frequencies[max_docs]
 
     def urls(self, doc_ids) -> dict[int, str | None]:
         got = self.doc_rows("documents", np.asarray([int(d) for d in doc_ids], np.int64), ["url"])

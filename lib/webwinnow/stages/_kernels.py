@@ -13,7 +13,15 @@ from __future__ import annotations
 import os
 
 #: The modules whose kernels exercise compiles.
-WARMED = ("core.kernel", "core.units", "analysis.spans", "analysis.components", "analysis.template", "text.html2text")
+WARMED = (
+    "core.kernel",
+    "core.units",
+    "core.docfreq",
+    "analysis.spans",
+    "analysis.components",
+    "analysis.template",
+    "text.html2text",
+)
 
 
 def kernels_fresh(remembered: bool = True) -> bool:
@@ -158,7 +166,8 @@ def _winnowing() -> None:
 
 
 def _the_others() -> None:
-    """HTML's pre-pass, the passages', the clusters' and the template edges' kernels."""
+    """HTML's pre-pass, the passages', the clusters', the template edges' and the report's
+    sample counting kernels."""
     import numpy as np
     import pyarrow as pa
 
@@ -166,6 +175,7 @@ def _the_others() -> None:
     from ..analysis.components import _union_all
     from ..analysis.spans import copied_passages, gather_ranges
     from ..analysis.template import batch_edge_hashes
+    from ..core.docfreq import document_frequencies
     from ..core.winnowing import _text_buffers
     from ..text.html2text import html_to_text
 
@@ -179,6 +189,7 @@ def _the_others() -> None:
     data, starts, ends = _text_buffers(pa.array([text]))
     template = HashSet(np.zeros(0, np.int64))
     batch_edge_hashes(data, starts, ends, False, 5, 4, True, 0, template.members, template.table())
+    document_frequencies(np.arange(4, dtype=np.int64), np.array([0, 2, 4], np.int64))
 
 
 WARM_TEXT = "warm up " * 40
