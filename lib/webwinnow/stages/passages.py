@@ -396,6 +396,7 @@ def grow_arrow(table: pa.Table, cfg: RunConfig, pages_b: PagesB | GrowingPages |
         **({"tokens_a": tokens(ra), "tokens_b": tokens(rb)} if cfg.winnow.unit == "code" else {}),
         pages_a=pages_a,
         pages_b=windows_b if pages_b is not None else None,
+        end_b=taken("end", rb).to_numpy() if pages_b is not None else None,
     )
     pairs_a, pairs_b = doc_a[r], doc_b[r]
     redo = np.flatnonzero(found.truncated)
