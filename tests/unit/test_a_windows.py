@@ -447,7 +447,7 @@ def test_pair_rows_finds_each_pairs_windows_in_any_order(seed):
 
 
 def test_batch_passages_refuses_pages_that_do_not_fit_its_pairs():
-    from webwinnow.analysis.spans import batch_passages
+    from webwinnow.analysis.batchspans import batch_passages
 
     one = np.zeros(1, np.int64)
     args = (
@@ -498,7 +498,7 @@ def test_the_pairs_grown_again_ask_for_their_whole_page_b():
 
 
 def test_batch_passages_refuses_pages_b_that_do_not_fit_its_windows():
-    from webwinnow.analysis.spans import batch_passages
+    from webwinnow.analysis.batchspans import batch_passages
 
     one = np.zeros(1, np.int64)
     args = (pa.array(["abcdef"]), None, one, one, one, one, np.array([0, 1]), one, one, np.array([0, 0]), one[:0], one[:0], 3)
@@ -694,7 +694,7 @@ def test_pages_b_cut_once_for_the_pairs_that_share_them_give_each_windows_spans(
     # share them; without, it cuts each pair's window. Stores of 2,500 and 300 units are let go often,
     # and holds no page of some: those take the windows' way, as does a page whose characters
     # fold to more units than it has bytes (ΐ: two bytes, three units)
-    from webwinnow.analysis import spans
+    from webwinnow.analysis import batchspans as spans
     from webwinnow.core.winnowing import units
 
     monkeypatch.setattr(spans, "B_CACHE_UNITS", kept)

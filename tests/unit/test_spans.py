@@ -189,8 +189,9 @@ def _window_case(rng: random.Random, k: int, w: int, margin: int):
 @pytest.mark.parametrize("max_spans", [1000, 2])
 @pytest.mark.parametrize("margin", [0, 3, 40, 1000])
 def test_batch_passages_equal_whole_text_passages_or_say_truncated(margin, max_spans):
+    from webwinnow.analysis.batchspans import batch_passages
     from webwinnow.analysis.boilerplate import boilerplate_share
-    from webwinnow.analysis.spans import batch_passages, window_passages
+    from webwinnow.analysis.spans import window_passages
 
     rng = random.Random(margin)
     k, w = 12, 10

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import webwinnow as ww
-from webwinnow.analysis.spans import _normalized, batch_passages, copied_passages, text_windows
+from webwinnow.analysis.batchspans import batch_passages
+from webwinnow.analysis.spans import _normalized, copied_passages, text_windows
 from webwinnow.analysis.template import block_intervals, edge_kgrams, template_intervals, window_intervals
 
 import naive

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import webwinnow as ww
-from webwinnow.analysis.spans import batch_passages, copied_passages, text_windows, window_passages
+from webwinnow.analysis.batchspans import batch_passages
+from webwinnow.analysis.spans import copied_passages, text_windows, window_passages
 from webwinnow.config import load_config
 from webwinnow.core.codetokens import code_tokens, lexer
 from webwinnow.core.winnowing import units

@@ -454,7 +454,7 @@ def by_partner(doc_a: np.ndarray, doc_b: np.ndarray, side: np.ndarray) -> np.nda
     Documents that copy one another pair up in cliques (a site's pages, a mirror's), and all
     members of one but its largest id have that id for their largest doc_b: their pairs come one
     after the other, and so do the same pages b, which the passages kernel then cuts into units
-    once for them (analysis.spans, B_CACHE_UNITS) where it cut every pair's window of b on its own.
+    once for them (analysis.batchspans, B_CACHE_UNITS) where it cut every pair's window of b on its own.
     On the docs corpus, the pages b cut: 679 MB of windows before, 378 MB of pages after."""
     if not len(doc_a):
         return np.zeros(0, np.int64)

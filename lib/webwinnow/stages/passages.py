@@ -46,8 +46,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas, storage
+from ..analysis.batchspans import batch_passages
 from ..analysis.boilerplate import HashSet
-from ..analysis.spans import batch_passages
 from ..analysis.template import batch_edge_hashes, page_edge_hashes
 from ..config import RunConfig
 from ..core.distinct import distinct, distinct_counts
