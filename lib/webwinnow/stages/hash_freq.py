@@ -371,12 +371,13 @@ def file_snippets(name: str, requests: np.ndarray, chars: int):
     with storage.open_input(name) as fh:
         for batch in open_parquet(name, fh).iter_batches(batch_size=1024, columns=["doc_id", "text", "status"]):
             ids = batch.column("doc_id").to_numpy(zero_copy_only=False)
-            wanted = np.flatnonzero(np.isin(ids, doc_of) & pc.equal(batch.column("status"), "ok").to_numpy(zero_copy_only=False))
+            # each page's requests, found in the sorted doc_of (np.isin sorted it again per batch)
+            lo, hi = np.searchsorted(doc_of, ids, side="left"), np.searchsorted(doc_of, ids, side="right")
+            wanted = np.flatnonzero((hi > lo) & pc.equal(batch.column("status"), "ok").to_numpy(zero_copy_only=False))
             if not len(wanted):
                 continue
             texts = batch.column("text").take(pa.array(wanted)).to_pylist()
-            lo = np.searchsorted(doc_of, ids[wanted], side="left")
-            hi = np.searchsorted(doc_of, ids[wanted], side="right")
+            lo, hi = lo[wanted], hi[wanted]
             rows = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi, strict=True)])
             snippets = [text[p : p + chars] for text, a, b in zip(texts, lo, hi, strict=True) for p in requests[a:b, 5].tolist()]
             picked = requests[rows]
