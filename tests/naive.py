@@ -296,3 +296,9 @@ def components_of(edges: list[tuple[int, int]]) -> dict[int, tuple[int, int]]:
         for member in seen:
             found[member] = (min(seen), len(seen))
     return found
+
+
+def stable_order(*columns: list[int]) -> list[int]:
+    """The row numbers in order of the columns' values, first column first; rows equal on
+    every column in their own order (Python's sort is stable)."""
+    return sorted(range(len(columns[0])), key=lambda i: tuple(c[i] for c in columns))

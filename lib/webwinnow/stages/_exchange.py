@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from ._frames import sort_table
+from ._frames import Ranking, sort_table
 
 #: A blob row: the partition it goes to and an Arrow IPC stream of rows.
 BLOBS = pa.schema([pa.field("part", pa.int32(), nullable=False), pa.field("blob", pa.binary(), nullable=False)])
@@ -126,7 +126,7 @@ def unpacked(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             yield from pa.ipc.open_stream(blob.as_buffer())
 
 
-def sorted_partition(batches: Iterable[pa.RecordBatch], order) -> list[pa.RecordBatch]:
+def sorted_partition(batches: Iterable[pa.RecordBatch], order, ranked: Ranking | None = None) -> list[pa.RecordBatch]:
     """A receiving task's rows, which come in any order, sorted on the columns of `order`. The
     partition is held whole; the unpacked batches are let go once copied into one table, so the
     peak is about twice the partition, not three times."""
@@ -135,7 +135,7 @@ def sorted_partition(batches: Iterable[pa.RecordBatch], order) -> list[pa.Record
         return []
     table = pa.Table.from_batches(held).combine_chunks()
     held.clear()
-    return sort_table(table, order).to_batches()
+    return sort_table(table, order, ranked).to_batches()
 
 
 def exchanged(frame, parts: int):

@@ -17,6 +17,7 @@ WARMED = (
     "core.kernel",
     "core.units",
     "core.docfreq",
+    "core.seedorder",
     "analysis.spans",
     "analysis.components",
     "analysis.template",
@@ -166,8 +167,8 @@ def _winnowing() -> None:
 
 
 def _the_others() -> None:
-    """HTML's pre-pass, the passages', the clusters', the template edges' and the report's
-    sample counting kernels."""
+    """HTML's pre-pass, the passages', the clusters', the template edges', the report's sample
+    counting and the pair tasks' seed ordering kernels."""
     import numpy as np
     import pyarrow as pa
 
@@ -176,6 +177,7 @@ def _the_others() -> None:
     from ..analysis.spans import copied_passages, gather_ranges
     from ..analysis.template import batch_edge_hashes
     from ..core.docfreq import document_frequencies
+    from ..core.seedorder import seed_order
     from ..core.winnowing import _text_buffers
     from ..text.html2text import html_to_text
 
@@ -190,6 +192,12 @@ def _the_others() -> None:
     template = HashSet(np.zeros(0, np.int64))
     batch_edge_hashes(data, starts, ends, False, 5, 4, True, 0, template.members, template.table())
     document_frequencies(np.arange(4, dtype=np.int64), np.array([0, 2, 4], np.int64))
+    # as a pair task calls it: the columns of an Arrow table (read-only arrays), a pair of 20
+    # seeds and one of 40 taking both of its sorts
+    seeds = pa.table(
+        [np.arange(60, dtype=np.int64) // 20 % 2] * 2 + [np.arange(60, dtype=np.int32)[::-1]] * 2, names=list("abcd")
+    )
+    seed_order(*(column.to_numpy() for column in seeds.columns))
 
 
 WARM_TEXT = "warm up " * 40

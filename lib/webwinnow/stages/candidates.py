@@ -193,7 +193,9 @@ SEED_ORDER = ("doc_a", "doc_b", "pos_a", "pos_b")
 
 def in_seed_order(batches) -> list[pa.RecordBatch]:
     """A pair task's partition of seeds, which came in any order (a blob shuffle), in SEED_ORDER."""
-    return sorted_partition(batches, SEED_ORDER)
+    from ..core.seedorder import seed_order
+
+    return sorted_partition(batches, SEED_ORDER, seed_order)
 
 
 def pair_arrow(batches, min_shared: int, sorted_on: str = ""):
