@@ -286,3 +286,26 @@ def test_gather_ranges_refuses_a_range_outside_the_data():
 
     with pytest.raises(ValueError, match="within the data"):
         gather_ranges(np.zeros(4, np.uint8), np.array([2], np.int64), np.array([5], np.int64))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 60), max_size=40), st.integers(-5, 70), st.integers(0, 50))
+def test_a_seeds_unit_searched_from_a_hint_is_numpys_search(starts, x, hint):
+    # the kernel's search outwards from the previous seed's unit (any hint, past the end too)
+    from webwinnow.analysis.batchspans import _unit_from
+
+    units = np.array(sorted(starts), np.int64)
+    assert _unit_from(units, x, hint) == np.searchsorted(units, x)
+
+
+def test_batch_passages_refuses_windows_its_seed_keys_cannot_hold(monkeypatch):
+    # a seed is one 64-bit key, the diagonal above the unit of a: 2^31 units at most a text
+    import webwinnow.analysis.batchspans as batchspans
+
+    monkeypatch.setattr(batchspans, "_DIAGONAL", 8)
+    one = np.array([0])
+    args = (one, one, one, one, np.array([0, 0]), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    marks = (np.array([0, 0]), np.zeros(0, np.int64), np.zeros(0, np.bool_))
+    assert len(batchspans.batch_passages(["seven c"], ["seven c"], *args, *marks, 3).pair) == 0
+    with pytest.raises(ValueError, match="under 2 GiB"):
+        batchspans.batch_passages(["eight ch"], ["b"], *args, *marks, 3)

@@ -76,6 +76,11 @@ B_CACHE_UNITS = 4 << 20
 #: Pages b the kernel keeps at most: half the slots of its table of them.
 _B_TABLE_BITS = 14
 B_CACHE_PAGES = 1 << (_B_TABLE_BITS - 1)
+#: A seed's diagonal (its unit in b less its unit in a) offset to be positive in 32 bits, and the
+#: mask of the low 32 bits: a seed is one 64-bit key, diagonal above unit of a, which sorts as
+#: (diagonal, unit of a) while windows and pages stay under 2^31 units (batch_passages checks).
+_DIAGONAL = 1 << 31
+_LOW = np.uint64(0xFFFFFFFF)
 
 
 @njit(**JIT_OPTIONS)
@@ -154,6 +159,12 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
     pages_kept = 0
     bchars = np.empty(64 if keep and not chars else 0, dtype=np.int32)
     boffs = np.empty(64 if keep and not chars else 0, dtype=np.int64)
+    most = 1
+    for p in range(npairs):
+        most = max(most, seed_offsets[p + 1] - seed_offsets[p])
+    keys = np.empty(most, dtype=np.uint64)
+    sa = np.empty(most, dtype=np.int64)
+    sb = np.empty(most, dtype=np.int64)
     count = 0
     for p in range(npairs):
         at_b = base_b[p]  # a window's units are at their characters from its first
@@ -227,19 +238,21 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
         lo, hi = seed_offsets[p], seed_offsets[p + 1]
         m = hi - lo
         at_a = 0 if pages else base_a[p]  # a page's units are at their characters in it
-        ia = np.searchsorted(ustart_a[:na], seeds_a[lo:hi] - at_a)
-        ib = np.searchsorted(ustart_b[:nb], seeds_b[lo:hi] - at_b)
-        # by diagonal, then by position in a: np.lexsort((ia, ib - ia)) as two stable sorts (the
-        # order decides which spans a capped pair keeps)
-        first = np.argsort(ia, kind="mergesort")
-        order = first[np.argsort((ib - ia)[first], kind="mergesort")]
-        sa = np.empty(m, dtype=np.int64)
-        sb = np.empty(m, dtype=np.int64)
+        # by diagonal, then by position in a (the order decides which spans a capped pair
+        # keeps): one key each, the diagonal above the unit of a; seeds of one key are one seed
+        units_a = ustart_a[:na]
+        units_b = ustart_b[:nb]
+        ia = ib = 0
         for q in range(m):
-            sa[q] = ia[order[q]]
-            sb[q] = ib[order[q]]
+            ia = _unit_from(units_a, seeds_a[lo + q] - at_a, ia)
+            ib = _unit_from(units_b, seeds_b[lo + q] - at_b, ib)
+            keys[q] = (np.uint64(ib - ia + _DIAGONAL) << np.uint64(32)) | np.uint64(ia)
+        _sort_small(keys, m)
+        for q in range(m):
+            sa[q] = np.int64(keys[q] & _LOW)
+            sb[q] = sa[q] + np.int64(keys[q] >> np.uint64(32)) - _DIAGONAL
         spans, was_capped, was_truncated = _grow_spans(
-            codes_a[:na], codes_b[:nb], sa, sb, k, max_spans, max_chars, open_a[p], open_b[p]
+            codes_a[:na], codes_b[:nb], sa[:m], sb[:m], k, max_spans, max_chars, open_a[p], open_b[p]
         )
         if was_truncated:
             truncated[p] = True
@@ -251,10 +264,13 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
         union[p, 2], union[p, 3] = _union_content(
             spans[:, 1], spans[:, 2], tpl_lo_b, tpl_hi_b, tpl_offsets_b[p], tpl_offsets_b[p + 1]
         )
-        first_b = np.argsort(spans[:, 1], kind="mergesort")
-        by_start = first_b[np.argsort(spans[:, 0][first_b], kind="mergesort")]
+        # by start in a, then in b: no two spans start at the same pair of units
+        n_spans = spans.shape[0]
+        for q in range(n_spans):
+            keys[q] = (np.uint64(spans[q, 0]) << np.uint64(32)) | np.uint64(spans[q, 1])
+        by_start = np.argsort(keys[:n_spans])
         f_lo, f_hi = fp_offsets[p], fp_offsets[p + 1]
-        for q in range(spans.shape[0]):
+        for q in range(n_spans):
             s = by_start[q]
             x, y, length = spans[s, 0], spans[s, 1], spans[s, 2]
             pair[count] = p
@@ -277,6 +293,58 @@ def _batch_passages(a, b, seeds, marks, fold, expand, k, max_spans, max_chars, u
             share[count] = flagged / inside if inside else np.nan
             count += 1
     return pair[:count], cols[:count], share[:count], capped, truncated, union
+
+
+@njit(**JIT_OPTIONS)
+def _unit_from(starts, x, hint):
+    """np.searchsorted(starts, x): the first unit starting at or after character x, searched
+    outwards from unit `hint` (a pair's seeds lie close together in each text: a few steps in
+    cache, where a search of the whole page took 17 steps over it)."""
+    n = starts.shape[0]
+    if hint > n:
+        hint = n
+    # the answer is in (below, above]: starts[below] < x <= starts[above] (-1 and n: beyond)
+    step = 1
+    if hint < n and starts[hint] < x:
+        below = hint
+        above = hint + 1
+        while above < n and starts[above] < x:
+            below = above
+            step *= 2
+            above = below + step
+        if above > n:
+            above = n
+    else:
+        above = hint
+        below = hint - 1
+        while below >= 0 and starts[below] >= x:
+            above = below
+            step *= 2
+            below = above - step
+        if below < -1:
+            below = -1
+    while above - below > 1:
+        mid = (below + above) // 2
+        if starts[mid] < x:
+            below = mid
+        else:
+            above = mid
+    return above
+
+
+@njit(**JIT_OPTIONS)
+def _sort_small(keys, m):
+    """keys[:m] sorted in place: by insertion when few (a pair's seeds, about ten), else NumPy's."""
+    if m > 24:
+        keys[:m] = np.sort(keys[:m])
+        return
+    for i in range(1, m):
+        key = keys[i]
+        j = i - 1
+        while j >= 0 and keys[j] > key:
+            keys[j + 1] = keys[j]
+            j -= 1
+        keys[j + 1] = key
 
 
 _KEPT = threading.local()
@@ -476,6 +544,13 @@ def batch_passages(
                 page_end if i == 1 else np.zeros(0, np.int64),
             )
         )
+    longest = max(
+        [int((side.ends - side.starts).max()) for side in sides if len(side.starts)]
+        + [int((page_end - page_start).max()) if len(page_start) else 0]
+        + [int(np.diff(side.tok_bounds).max()) for side in sides if len(side.tok_bounds) > 1]
+    )
+    if longest >= _DIAGONAL:
+        raise ValueError(f"a window or page of {longest:,} bytes or tokens: the passages kernel takes them under 2 GiB")
     pair, cols, share, capped, truncated, union = _batch_passages(
         sides[0],
         sides[1],
