@@ -33,7 +33,7 @@ def _by_key(batch: pa.RecordBatch) -> np.ndarray:
         st.tuples(st.integers(-(2**62), 2**62), st.text(max_size=8), st.lists(st.integers(-5, 5), max_size=4)), max_size=120
     ),
     cuts=st.lists(st.integers(0, 120), max_size=5),
-    parts=st.integers(1, 7),
+    parts=st.integers(1, 7) | st.sampled_from([300, 70_000]),  # 16-bit partition numbers and wider
     gather=st.sampled_from([1, 200, 1 << 20]),
     batch_bytes=st.sampled_from([1, 500, 1 << 28]),
 )
@@ -43,6 +43,7 @@ def test_every_row_lands_once_in_a_blob_of_its_partition(rows, cuts, parts, gath
         patch.setattr(_exchange, "BATCH_BYTES", batch_bytes)
         blobs = list(packed(iter(_batches(rows, cuts)), _by_key, parts))
     got = []
+    by_part: dict[int, list] = {}
     for batch in blobs:
         assert batch.schema == BLOBS
         for part, blob in zip(batch.column("part").to_pylist(), batch.column("blob"), strict=True):
@@ -53,8 +54,12 @@ def test_every_row_lands_once_in_a_blob_of_its_partition(rows, cuts, parts, gath
                 assert unpacked_batch.schema == SCHEMA
                 keys = unpacked_batch.column("key").to_numpy()
                 assert ((keys.astype(np.uint64) % np.uint64(parts)) == part).all()  # the row's own partition
-                got.extend(zip(keys.tolist(), *(unpacked_batch.column(c).to_pylist() for c in ("text", "values")), strict=True))
+                found = list(zip(keys.tolist(), *(unpacked_batch.column(c).to_pylist() for c in ("text", "values")), strict=True))
+                got.extend(found)
+                by_part.setdefault(part, []).extend(found)
     assert sorted(got) == sorted((k, t, v) for k, t, v in rows)
+    for part, found in by_part.items():  # a partition's rows come in the order they were given
+        assert found == [(k, t, v) for k, t, v in rows if k % 2**64 % parts == part]
     if batch_bytes == 1:
         assert all(b.num_rows == 1 for b in blobs)  # past BATCH_BYTES a batch of blobs is cut
 

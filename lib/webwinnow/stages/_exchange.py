@@ -82,7 +82,9 @@ def packed(
 def _cut(held: list[pa.RecordBatch], part_of, parts: int) -> Iterator[pa.RecordBatch]:
     batch = pa.Table.from_batches(held).combine_chunks().to_batches()[0]
     part = (np.asarray(part_of(batch)).astype(np.uint64) % np.uint64(parts)).astype(np.int64)
-    order = np.argsort(part, kind="stable")
+    # NumPy's stable sort is a radix sort for 16-bit keys, a merge sort for wider ones: 15 against
+    # 100 ms for a million rows over 200 partitions (MAX_PARTITIONS fits in 16 bits)
+    order = np.argsort(part.astype(np.uint16) if parts <= 1 << 16 else part, kind="stable")
     part = part[order]
     starts = np.flatnonzero(np.r_[True, part[1:] != part[:-1]])
     ends = np.r_[starts[1:], len(part)]
