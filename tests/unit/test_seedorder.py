@@ -55,6 +55,13 @@ def test_pairs_with_more_seeds_than_insertion_sorts_and_many_pairs():
     _check(*(c.tolist() for c in cols))
 
 
+def test_every_seed_a_pair_of_its_own():
+    # more pairs than the kernel first makes room for (an eighth of the rows), in any order
+    rng = np.random.default_rng(5)
+    a = rng.integers(-(2**63), 2**63 - 1, 5_000, dtype=np.int64)
+    _check(a.tolist(), (a[::-1] ^ 7).tolist(), rng.integers(0, 9, 5_000).tolist(), [0] * 5_000)
+
+
 def test_one_pair_of_many_seeds_in_reverse():
     n = 10 * _INSERTION_MAX
     _check([5] * n, [9] * n, list(range(n, 0, -1)), [0] * n)
