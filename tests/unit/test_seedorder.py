@@ -67,15 +67,23 @@ def test_one_pair_of_many_seeds_in_reverse():
     _check([5] * n, [9] * n, list(range(n, 0, -1)), [0] * n)
 
 
+def test_other_integer_columns_take_numpys_sort_to_the_same_order():
+    rng = np.random.default_rng(9)
+    docs, positions = rng.integers(-3, 3, 200), rng.integers(-4, 4, 200)
+    cols = (docs.astype(np.int32), docs.astype(np.int64), positions.astype(np.int64), positions.astype(np.uint16))
+    got = seed_order(*cols)
+    assert got.dtype == np.int64
+    assert got.tolist() == stable_order(*(c.tolist() for c in cols))
+
+
 @pytest.mark.parametrize(
     "cols",
     [
-        (np.zeros(3, np.int32), np.zeros(3, np.int64), np.zeros(3, np.int32), np.zeros(3, np.int32)),
-        (np.zeros(3, np.int64), np.zeros(3, np.int64), np.zeros(3, np.int64), np.zeros(3, np.int32)),
         (np.zeros(3, np.int64), np.zeros(2, np.int64), np.zeros(3, np.int32), np.zeros(3, np.int32)),
         (np.zeros((3, 1), np.int64), np.zeros(3, np.int64), np.zeros(3, np.int32), np.zeros(3, np.int32)),
+        (np.zeros(3, np.float64), np.zeros(3, np.int64), np.zeros(3, np.int32), np.zeros(3, np.int32)),
     ],
 )
-def test_other_types_and_shapes_are_refused(cols):
+def test_other_shapes_and_floats_are_refused(cols):
     with pytest.raises(ValueError, match="seed_order takes"):
         seed_order(*cols)

@@ -27,17 +27,19 @@ def seed_order(doc_a: np.ndarray, doc_b: np.ndarray, pos_a: np.ndarray, pos_b: n
     """The permutation (int64) that puts the rows in order of (doc_a, doc_b, pos_a, pos_b),
     rows equal on all four keeping their order: ``np.lexsort((pos_b, pos_a, doc_b, doc_a))``.
 
-    doc_a and doc_b are 64-bit integers (document ids, -1 for a count row's doc_b), pos_a and
-    pos_b 32-bit ones, all of one length."""
+    The kernel takes 64-bit document ids (-1 for a count row's doc_b) and 32-bit positions, as a
+    pair task's seed rows hold them, and fewer than 2^31 rows; other integer columns are sorted
+    by NumPy, to the same order. All four are one-dimensional, of one length."""
     cols = [np.ascontiguousarray(c) for c in (doc_a, doc_b, pos_a, pos_b)]
     if any(c.ndim != 1 for c in cols) or len({c.shape[0] for c in cols}) != 1:
         raise ValueError("seed_order takes four one-dimensional arrays of one length")
-    if any(c.dtype != np.int64 for c in cols[:2]) or any(c.dtype != np.int32 for c in cols[2:]):
-        raise ValueError("seed_order takes int64 document ids and int32 positions")
+    if any(c.dtype.kind not in "iu" for c in cols):
+        raise ValueError("seed_order takes integer columns")
     if cols[0].shape[0] == 0:
         return np.zeros(0, np.int64)
-    if cols[0].shape[0] >= 1 << 31:  # past the kernel's 32-bit pair numbers: NumPy's sort
-        return np.lexsort(tuple(reversed(cols)))
+    kernel_types = all(c.dtype == np.int64 for c in cols[:2]) and all(c.dtype == np.int32 for c in cols[2:])
+    if not kernel_types or cols[0].shape[0] >= 1 << 31:
+        return np.lexsort(tuple(reversed(cols))).astype(np.int64)
     pair, first_a, first_b = _pairs(cols[0], cols[1])
     # the pairs in order of (doc_a, doc_b): a tenth of the rows, sorted by NumPy
     order = np.lexsort((first_b, first_a))
