@@ -103,6 +103,56 @@ def test_huge_pages_go_off_for_the_process_and_what_it_starts():
     assert got == ["True", "1", "1"]  # set, and inherited by a child process
 
 
+_REUSE = """
+import os, resource, sys
+import numpy as np
+from webwinnow.stages._daemon import keep_freed_memory, no_huge_pages
+no_huge_pages()  # as the daemon: pages of 4 KiB, counted one fault each
+print(",".join(keep_freed_memory()) or "-")
+import pyarrow as pa
+print(pa.default_memory_pool().backend_name)
+def faults(size):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    a = np.empty(size, np.uint8)
+    a[::4096] = 1  # every page touched
+    del a
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+faults(200 << 20)
+print(faults(200 << 20), faults(40 << 20))
+"""
+
+
+def _reuse(env_extra: dict) -> list[str]:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "ARROW_DEFAULT_MEMORY_POOL"))}
+    return subprocess.run(
+        [sys.executable, "-c", _REUSE], capture_output=True, text=True, check=True, env={**env, **env_extra}
+    ).stdout.split()
+
+
+def test_freed_memory_is_reused_without_faulting_it_in_again_unless_the_user_chose():
+    """A 200 MB array freed and made again is not faulted in a second time (51,200 pages of 4 KiB
+    did each time: glibc maps such an allocation on its own and unmaps it when freed); Arrow
+    allocates from the same heap; what the user set in the environment is left as it is."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).mallopt  # noqa: B018 - whether the C library is glibc's
+    except (OSError, AttributeError):
+        pytest.skip("no glibc mallopt here: nothing is changed")
+    changed, pool, again, smaller = _reuse({})
+    assert changed == "malloc_mmap_max,malloc_trim_threshold,arrow_system_pool" and pool == "system"
+    assert int(again) < 1000 and int(smaller) < 1000  # a few pages of NumPy's own, not 51,200
+    # the user's own choices: nothing of ours, and the allocation is faulted in again as glibc does
+    changed, pool, again, _ = _reuse(
+        {"MALLOC_MMAP_MAX_": "65536", "MALLOC_TRIM_THRESHOLD_": "131072", "ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}
+    )
+    assert changed == "-" and pool == "mimalloc" and int(again) > 40_000
+
+
 def test_the_daemon_preloads_every_module_it_names_and_its_forked_children_run_kernels():
     """Each name of PRELOADED imports (a renamed module would quietly cost every worker its
     imports again); a name that does not is returned, not raised; and a child forked after the

@@ -226,10 +226,11 @@ def _died_message(died: EnvironmentFailure, plan: Plan | None) -> str:
 def entry() -> None:
     """The `webwinnow` console script: webwinnow owns the process, so it records all of its output
     and takes its memory in small pages (stages._daemon.no_huge_pages; the JVM it starts asks for
-    huge pages only when told to)."""
-    from ..stages._daemon import no_huge_pages
+    huge pages only when told to), keeping what it frees for reuse (stages._daemon.keep_freed_memory)."""
+    from ..stages._daemon import keep_freed_memory, no_huge_pages
 
     no_huge_pages()
+    keep_freed_memory()
     raise SystemExit(main(capture=True))
 
 
