@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -12,8 +13,9 @@ from hypothesis import strategies as st
 
 from webwinnow.analysis import powerlaw
 from webwinnow.htmlreport import MAX_TEXT_CHARS, ClusterView, HashView, PairView, RunPages, merge_spans, write_report
-from webwinnow.htmlreport.highlight import esc, esc_all, render_text
+from webwinnow.htmlreport.highlight import esc, esc_all, esc_text, render_text
 from webwinnow.htmlreport.pages import safe_href
+from webwinnow.text.visible import visible
 
 from reportdata import FIT, HOSTILE_TEXT, HOSTILE_URLS, RUNS, STATS, Dom, check_safe_markup, html_files, pair, written
 
@@ -498,9 +500,14 @@ def test_every_page_reaches_every_page_and_dedup_and_index_check_only_when_run(t
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(alphabet=st.sampled_from(list("ab &<>\"'\x00\x07\n\t\u202e\u200f\ue000é🙂")), max_size=12), max_size=8))
 def test_texts_escaped_together_are_each_escaped_alone(texts):
-    """esc_all escapes a page's pieces of text in one pass: the same strings as one esc each,
-    whatever they hold (the character it joins them with too)."""
-    assert esc_all(texts) == [esc(t) for t in texts]
+    """esc_all escapes a page's pieces of text in one pass: the same strings as one esc_text
+    each, whatever they hold (the character it joins them with too); as element content each
+    reads back as the text shown visibly, with no markup in it."""
+    escaped = esc_all(texts)
+    assert escaped == [esc_text(t) for t in texts]
+    for text, got in zip(texts, escaped, strict=True):
+        assert "<" not in got and ">" not in got and html.unescape(got) == visible(text)
+        assert html.unescape(esc(text)) == visible(text)  # esc: the same text, quotes escaped too
 
 
 def test_log_axes_label_their_ticks_in_plain_text_without_mathtext(tmp_path, monkeypatch):

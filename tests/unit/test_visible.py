@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from webwinnow.app.console import Console
 from webwinnow.explore.copies import escaped_html, side_by_side_html
@@ -18,6 +20,25 @@ def test_bidi_and_control_characters_are_written_as_code_points():
     for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C, 0x7F, 0x85, 0x9F):
         assert INVISIBLE.fullmatch(chr(code)), hex(code)
     assert href_safe("https://x.example/\u202eexe") == "https://x.example/%E2%80%AEexe"
+
+
+def _by_the_expression(text: str) -> str:
+    return INVISIBLE.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)) | st.text())
+def test_ascii_text_checked_by_its_bytes_is_shown_as_the_expression_shows_it(text):
+    """visible's ASCII path (its shown bytes deleted, nothing left: nothing to write) gives what
+    the regular expression gives, for every ASCII character and any text."""
+    assert visible(text) == _by_the_expression(text)
+
+
+def test_every_ascii_control_is_written_whichever_path_finds_it():
+    for code in range(128):
+        text = f"ab{chr(code)}cd"
+        assert visible(text) == _by_the_expression(text), code
+    assert visible("plain ascii\ttext\n") == "plain ascii\ttext\n"
 
 
 def test_the_terminal_and_the_notebooks_show_them_visibly():

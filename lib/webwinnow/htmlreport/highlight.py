@@ -5,8 +5,9 @@ and touching ones merged) becomes ``<mark>`` elements, so each highlighted run o
 mark whose text content is exactly the copied characters. Passage numbers are empty anchors
 (``<a class="pn" id="a3" href="#b3" data-n="3">``) at each passage's start, inside or before
 the mark; the number itself is drawn by CSS (``::before { content: attr(data-n) }``), so it adds
-nothing to the document's text. Everything between tags is ``html.escape``d, bidirectional and
-control characters written visibly (``⟨U+202E⟩``: text.visible).
+nothing to the document's text. Everything between tags is ``html.escape``d (``&``, ``<``, ``>``:
+quotes need no escape outside attributes), bidirectional and control characters written visibly
+(``⟨U+202E⟩``: text.visible).
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ def esc(value: object) -> str:
     """HTML-escape anything as text, quotes included (for element content and attributes), with
     bidirectional and control characters written visibly (text.visible)."""
     return html.escape(visible(str(value)), quote=True)
+
+
+def esc_text(text: str) -> str:
+    """esc for element content only, never an attribute: quotes stay as they are (three passes
+    over the text where esc makes five; the side-by-side pages escape tens of megabytes)."""
+    return html.escape(visible(text), quote=False)
 
 
 def render_text(
@@ -75,9 +82,10 @@ _JOIN = "\ue000"
 
 
 def esc_all(texts: Sequence[str]) -> list[str]:
-    """[esc(t) for t in texts], escaped in one pass over them all where none holds _JOIN: esc maps
-    each character on its own, so the escaped whole splits where the texts were joined. A page
-    of a pair with hundreds of passages escapes a thousand pieces of its texts."""
+    """[esc_text(t) for t in texts] (element content), escaped in one pass over them all where
+    none holds _JOIN: esc_text maps each character on its own, so the escaped whole splits where
+    the texts were joined. A page of a pair with hundreds of passages escapes a thousand pieces
+    of its texts."""
     if len(texts) < 2 or any(_JOIN in t for t in texts):
-        return [esc(t) for t in texts]
-    return esc(_JOIN.join(texts)).split(_JOIN)
+        return [esc_text(t) for t in texts]
+    return esc_text(_JOIN.join(texts)).split(_JOIN)

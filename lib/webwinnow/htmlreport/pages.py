@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..text.visible import href_safe
-from .highlight import MAX_TEXT_CHARS, esc, esc_all, render_text
+from .highlight import MAX_TEXT_CHARS, esc, esc_all, esc_text, render_text
 from .model import PairView
 
 CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -393,7 +393,7 @@ def _side(text: str | None, spans: list[tuple[int, int, int]], side: str, other:
         # the label is drawn by CSS from data-n, so it adds nothing to the page's text
         body = (
             f'<details class="lead"><summary data-n="{fold:,} characters before the first copied passage">'
-            f"</summary>{esc(shown[:fold])}</details>{body}"
+            f"</summary>{esc_text(shown[:fold])}</details>{body}"
         )
     if any(e > len(text) for _, _, e in spans):
         notes += '<p class="warn">Some passage offsets lie past the end of this text (clipped): the text may not be the one the passages were computed on.</p>'
