@@ -55,6 +55,65 @@ def test_a_path_without_sparks_zip_or_with_a_damaged_one_is_kept(tmp_path):
     assert installed_path([str(bad), site]) == [str(bad), site]
 
 
+def _jar(path, names: dict[str, bytes]) -> str:
+    """A jar as the jar tool writes it: each folder an entry of its own."""
+    folders = sorted({name[: i + 1] for name in names for i, c in enumerate(name) if c == "/"})
+    with zipfile.ZipFile(path, "w") as z:
+        for name in folders:
+            z.writestr(name, b"")
+        for name, data in names.items():
+            z.writestr(name, data)
+    return str(path)
+
+
+def test_jars_without_python_leave_with_the_zips_and_jars_with_python_stay(tmp_path):
+    zips = _spark(tmp_path)
+    core = _jar(tmp_path / "spark-core_2.13-4.3.0.jar", {"org/apache/spark/SparkContext.class": b"\xca\xfe"})
+    python = _jar(tmp_path / "with-python.jar", {"pkg/__init__.py": b"", "org/A.class": b""})
+    site = _installed(tmp_path)
+    assert installed_path(["/app", *zips, core, python, site]) == ["/app", python, site]
+    # another pyspark installed: Spark's path as it was, its jar too
+    other = ["/app", *zips, core, _installed(tmp_path / "o", b'__version__: str = "4.2.0"\n')]
+    assert installed_path(other) == other
+
+
+_LEAVES = """
+import importlib, sys, zipimport
+jar = sys.argv[1]
+sys.path.insert(0, jar)
+try:  # as the standard library's copy module probes for Jython
+    from org.python.core import PyStringMap  # noqa: F401
+except ImportError:
+    pass
+assert "org" in sys.modules and any(k.startswith(jar) for k in sys.path_importer_cache)
+if sys.argv[2] == "leave":
+    from webwinnow.stages._daemon import leave_path
+    leave_path([p for p in sys.path if p != jar])
+else:
+    sys.path.remove(jar)
+reads = []
+original = zipimport._read_directory
+zipimport._read_directory = lambda archive: reads.append(archive) or original(archive)
+importlib.invalidate_caches()
+print(len(reads), "org" in sys.modules, sum(k.startswith(jar) for k in sys.path_importer_cache))
+"""
+
+
+@pytest.mark.parametrize("how,expected", [("leave", "0 False 0"), ("remove", None)])
+def test_an_archive_that_left_the_path_is_not_read_again_when_the_import_caches_are_invalidated(tmp_path, how, expected):
+    """pyspark's worker invalidates the import caches on its first task: an importer left for a
+    jar that left the path read its directory again (45-56 ms for Spark's core jar, a worker)."""
+    import subprocess
+    import sys
+
+    jar = _jar(tmp_path / "core.jar", {f"org/apache/C{i}.class": b"" for i in range(50)})
+    got = subprocess.run([sys.executable, "-c", _LEAVES, jar, how], capture_output=True, text=True, check=True).stdout.split()
+    if expected:
+        assert " ".join(got) == expected
+    else:  # only taking it off the path: the jar's importers stay, and read it again
+        assert int(got[0]) >= 1 and got[1] == "True"
+
+
 def test_the_collector_collects_a_tasks_cycles_and_freezes_what_outlives_it():
     import gc
     import weakref

@@ -6,7 +6,10 @@ module imported from a zip every time (no bytecode is cached there): a worker fo
 daemon spent 0.6 CPU-s importing pyspark's worker modules, against 0.1 s from the installed
 package's cached bytecode. Where the same pyspark is installed in a folder on the path (pip's
 pyspark, which the zip was copied from), the zips leave the path before pyspark's daemon is
-imported; anything else (another version, no installed copy) keeps Spark's path as it is.
+imported, with the jars on it that hold no Python (Spark's core jar), and the importers the
+imports before made for them (pyspark's worker invalidates the import caches on its first task,
+which read each archive's directory again: 45-56 ms a worker); anything else (another version,
+no installed copy) keeps Spark's path as it is.
 
 The daemon imports what every worker's tasks import (`PRELOADED`: NumPy, Arrow, pandas, Numba,
 the stages' modules) before it forks them: each worker inherits the modules instead of importing
@@ -39,7 +42,8 @@ _ZIPS = ("pyspark.zip", "py4j-")
 
 def installed_path(path: list[str]) -> list[str]:
     """`path` without Spark's zips of pyspark and py4j, where a folder on it holds the same pyspark
-    (version.py identical) and a py4j; else `path` unchanged."""
+    (version.py identical) and a py4j, and then without the jars on it that hold no Python (Spark
+    puts its core jar there); else `path` unchanged."""
     zips = [p for p in path if p.endswith(".zip") and os.path.basename(p).startswith(_ZIPS)]
     zipped = next((p for p in zips if os.path.basename(p) == "pyspark.zip"), None)
     if zipped is None:
@@ -54,7 +58,47 @@ def installed_path(path: list[str]) -> list[str]:
         return path
     if not any(os.path.isdir(os.path.join(p or ".", "py4j")) for p in folders):
         return path
-    return [p for p in path if p not in zips]
+    return [p for p in path if p not in zips and not _holds_no_python(p)]
+
+
+def _holds_no_python(entry: str) -> bool:
+    """Whether a path entry is a jar without a Python module in it."""
+    if not entry.endswith(".jar"):
+        return False
+    try:
+        with zipfile.ZipFile(entry) as z:
+            return not any(name.endswith((".py", ".pyc")) for name in z.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def leave_path(kept: list[str]) -> None:
+    """sys.path becomes `kept`, and the archives that left it leave the importers' cache too.
+
+    pyspark's worker calls importlib.invalidate_caches() on its first task, which reads again the
+    directory of every archive an importer was made for: Spark's zips and its core jar (5,973
+    entries), which the imports before the path was trimmed went through. That cost 45-56 ms a
+    worker, in each worker the daemon forks."""
+    left = tuple(set(sys.path) - set(kept))
+    sys.path[:] = kept
+    if not left:
+        return
+
+    def inside(entry: str) -> bool:  # an archive that left, or a folder in one (jar/org)
+        return any(entry == p or entry.startswith(p + os.sep) for p in left)
+
+    for entry in [e for e in sys.path_importer_cache if inside(e)]:
+        del sys.path_importer_cache[entry]
+    # a namespace package found only in an archive that left: the jar's "org", which the standard
+    # library's copy module probes for Jython (`from org.python.core import ...`); its path would
+    # make the importer again
+    for name, module in list(sys.modules.items()):
+        spec = getattr(module, "__spec__", None)
+        locations = getattr(spec, "submodule_search_locations", None)
+        if spec is not None and spec.origin is None and locations is not None:
+            paths = list(getattr(locations, "_path", locations))
+            if paths and all(inside(p) for p in paths):
+                del sys.modules[name]
 
 
 #: prctl's PR_SET_THP_DISABLE (Linux 3.15 on).
@@ -190,7 +234,7 @@ def preload(names: tuple[str, ...] = PRELOADED, kernels: bool = True) -> list[st
 
 
 if __name__ == "__main__":
-    sys.path[:] = installed_path(sys.path)
+    leave_path(installed_path(sys.path))
     no_huge_pages()
     keep_freed_memory()
     preload()
