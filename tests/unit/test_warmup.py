@@ -84,6 +84,68 @@ def test_the_warm_up_calls_the_edge_kernel_with_the_types_the_passages_stage_doe
     assert len(template._batch_edge_hashes.overloads) == versions
 
 
+_GROWS = """
+import dataclasses
+import numpy as np
+import pyarrow as pa
+from webwinnow.analysis import batchspans, windows
+from webwinnow.config import RunConfig
+from webwinnow.core.winnowing import fingerprint_batch
+from webwinnow.stages._kernels import exercise
+from webwinnow.stages._sides import GROW_ROWS, SEEDS, GrowingPages, PagesB, listed_seeds, packed_seeds
+from webwinnow.stages._windows import WINDOWS, pair_chunks, window_arrow, with_a_windows
+from webwinnow.stages.passages import grow_arrow, min_content, settle
+
+exercise()
+kernels = (batchspans._batch_passages, windows._batch_windows)
+versions = [len(k.overloads) for k in kernels]
+cfg = RunConfig()
+w = cfg.winnow
+copied = " ".join(f"x{i * 31 % 997}y" for i in range(400))
+texts = ["another page, " + copied + " and more", "this page: " + copied]
+fp = fingerprint_batch(pa.array(texts), w.k, w.w, w.robust)
+at = [dict(zip(fp.hashes[fp.doc == d].tolist(), fp.positions[fp.doc == d].tolist())) for d in (0, 1)]
+seeds = [{"pos_a": at[0][h], "pos_b": at[1][h]} for h in sorted(set(at[0]) & set(at[1]))]
+assert seeds
+boilerplate, template = np.sort(fp.hashes[:5]), np.sort(fp.hashes[5:7])
+request = pa.RecordBatch.from_pydict({"doc_id": [1], "requests": [[{"doc_a": 0, "doc_b": 1, "side": 1,
+    "lo": min(x["pos_b"] for x in seeds), "hi": max(x["pos_b"] for x in seeds)}]], "text": texts[1:]})
+window = pa.Table.from_batches(list(window_arrow(request, cfg, boilerplate, template, texts=False)), schema=WINDOWS)
+columns = {name: window.column(name) for name in WINDOWS.names}
+columns["seeds"] = packed_seeds(pa.array([seeds], SEEDS))
+page = {f.name: pa.nulls(1, f.type) for f in GROW_ROWS}
+page.update(doc_a=pa.array([0], pa.int64()), doc_b=pa.array([-1], pa.int64()), side=pa.array([-1], pa.int32()),
+            text=pa.array(texts[:1]))
+rows = pa.concat_tables([pa.table(page, schema=GROW_ROWS),
+    pa.table({f.name: columns.get(f.name, pa.nulls(1, f.type)) for f in GROW_ROWS}, schema=GROW_ROWS)])
+growing = GrowingPages()
+growing.add(np.array([1], np.int64), pa.array(texts[1:]))
+grown = 0
+for pages_b in (PagesB.of(np.array([1], np.int64), pa.array(texts[1:])), growing):
+    for whole in (False, True):
+        for chunk in pair_chunks(rows.to_batches()):
+            table = with_a_windows(listed_seeds(chunk), cfg, boilerplate, template, whole)
+            got = grow_arrow(table, cfg, pages_b)
+            settle(got, table, min_content(cfg), whole)
+            grown += got.num_rows
+assert grown, "no passage grown"
+assert [len(k.overloads) for k in kernels] == versions, "a grow task loaded another version"
+"""
+
+
+def test_the_warm_up_calls_the_windows_and_spans_kernels_with_the_types_the_grow_tasks_do():
+    """A grow task's window and span kernels, warmed up through the stage's own functions: on a
+    first run each worker compiled its own (the sample's passages stage, 20 s), and on every run
+    each loaded its own. In a new process, after the warm-up, both paths of the grow tasks (pages
+    b held whole, pages b gathered as Spark's rows bring them), windows around seeds and whole
+    pages, use only what it loaded."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _GROWS], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_the_warm_up_calls_the_normalizer_with_the_types_the_clusters_tasks_do():
     """The clusters stage's tasks key texts from a documents file's row groups (clusters.
     keyed_arrow): a warm-up that called the normalizer otherwise left each worker loading that

@@ -5,7 +5,9 @@ The driver calls it while the JVM starts, so that Spark's Python workers find th
 cached instead of compiling each its own (app.warmup). webwinnow's Python daemon calls it
 before it forks the workers (stages._daemon): each worker inherits the kernels loaded, where
 each loaded its own before, and paid Numba's first-use setup as it did (0.15-0.2 CPU-s a
-process, then each kernel's load).
+process, then each kernel's load). The calls take the stages' own paths where a kernel's
+argument types come from Arrow (read-only buffers) and NumPy alike: the passages stage's
+windows and spans kernels through its window pass and grow functions on one pair.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ WARMED = (
     "analysis.spans",
     "analysis.components",
     "analysis.template",
+    "analysis.windows",
+    "analysis.batchspans",
     "text.html2text",
 )
 
@@ -200,9 +204,51 @@ def _the_others() -> None:
     seed_order(*(column.to_numpy() for column in seeds.columns))
 
 
+def _passages() -> None:
+    """The passages stage's windows and spans kernels, through the stage's own functions on one
+    pair as the driver's path hands it to a grow task (its page a whole, its b window without
+    text, its seeds as bytes, its page b held once): the argument types of a task's calls. Not
+    warmed, each worker compiled them itself on a first run (the sample's passages stage 20 s)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from ..config import RunConfig
+    from ._sides import GROW_ROWS, SEEDS, PagesB, listed_seeds, packed_seeds
+    from ._windows import WINDOWS, pair_chunks, window_arrow, with_a_windows
+    from .passages import grow_arrow, min_content, settle
+
+    cfg = RunConfig()
+    # the same 1,200 characters in both pages, its k-grams at the same distance from their
+    # pages' starts seeds (found here, not by the fingerprint kernel: another group compiles it)
+    shared = " ".join(f"w{(i * 7919) % 10007}" for i in range(200))
+    texts = [f"page a {shared} its end", f"page b {shared}"]
+    seeds = [{"pos_a": p, "pos_b": p} for p in range(7, 900, 97)]
+    boilerplate = template = np.zeros(0, np.int64)
+    lo, hi = min(x["pos_b"] for x in seeds), max(x["pos_b"] for x in seeds)
+    request = pa.RecordBatch.from_pydict(
+        {"doc_id": [1], "requests": [[{"doc_a": 0, "doc_b": 1, "side": 1, "lo": lo, "hi": hi}]], "text": texts[1:]},
+    )
+    window = pa.Table.from_batches(list(window_arrow(request, cfg, boilerplate, template, texts=False)), schema=WINDOWS)
+    rows = {name: window.column(name) for name in WINDOWS.names}
+    rows["seeds"] = packed_seeds(pa.array([seeds], SEEDS))
+    page = {name: pa.nulls(1, GROW_ROWS.field(name).type) for name in GROW_ROWS.names}
+    page.update(doc_a=pa.array([0], pa.int64()), doc_b=pa.array([-1], pa.int64()), side=pa.array([-1], pa.int32()))
+    page["text"] = pa.array(texts[:1], pa.string())
+    both = pa.concat_tables(
+        [
+            pa.table(page, schema=GROW_ROWS),
+            pa.table({f.name: rows.get(f.name, pa.nulls(1, f.type)) for f in GROW_ROWS}, schema=GROW_ROWS),
+        ]
+    )
+    pages_b = PagesB.of(np.array([1], np.int64), pa.array(texts[1:], pa.string()))
+    for chunk in pair_chunks(both.to_batches()):
+        table = with_a_windows(listed_seeds(chunk), cfg, boilerplate, template, False)
+        settle(grow_arrow(table, cfg, pages_b), table, min_content(cfg))
+
+
 WARM_TEXT = "warm up " * 40
 #: The warm-up's calls in groups of about the same compile time on a cold cache (the fingerprint
 #: kernel alone 18 s of 31 on this machine kind).
-_CALLS = (_winnowing, _the_others)
+_CALLS = (_winnowing, _the_others, _passages)
 #: How many groups exercise() has.
 GROUPS = len(_CALLS)
