@@ -136,6 +136,12 @@ class Progress:
             if cur is None:
                 continue
             try:
+                if not self.tty and time.time() - last_line < self.interval:
+                    # between log lines only when each stage began (its estimate's start): one
+                    # call to the JVM, where a line asks about every job of the stage (a line
+                    # each half second was a third of a docs-corpus run's py4j calls)
+                    self._note_stages()
+                    continue
                 line = self.line(cur)
             except Exception:  # the tracker goes away while Spark stops: nothing to show
                 continue
@@ -144,6 +150,14 @@ class Progress:
             elif time.time() - last_line >= self.interval:
                 self.console.say(line)
                 last_line = time.time()
+
+    def _note_stages(self) -> None:
+        """When each running Spark stage was first seen running (the estimates' start)."""
+        if self.connect:
+            return
+        now = time.time()
+        for sid in self.sc.statusTracker().getActiveStageIds():
+            self._seen.setdefault(sid, now)
 
     def _stages(self, cur: _Current) -> tuple[list[tuple[int, int, int]], str]:
         """The running stages (id, tasks, tasks done), and how many Spark jobs (or Connect
