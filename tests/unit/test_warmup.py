@@ -232,6 +232,37 @@ def test_the_warm_up_calls_a_kernel_of_every_module_it_checks():
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+def _stale_index(path) -> None:
+    """An index as Numba writes it, stamped for another source of its module."""
+    import pickle
+
+    import numba
+
+    with open(path, "wb") as fh:
+        pickle.dump(numba.__version__, fh)
+        fh.write(pickle.dumps(((0.0, 0), {})))
+
+
+def test_the_warm_up_drops_the_stale_index_of_a_kernel_compiled_only_inside_others(tmp_path, monkeypatch):
+    """windows._in_set is compiled inside the window and template-edge kernels, never through
+    its own entry: after a change of its module's source its own index stayed stale, and
+    kernels_fresh then said every run's cache needed filling. The warm-up removes such an index
+    (one it did not make again); a kernel it called keeps its index."""
+    from webwinnow.analysis import windows
+    from webwinnow.core import kernel
+    from webwinnow.stages._kernels import drop_stale_indexes, exercise
+
+    exercise()
+    assert not windows._in_set.overloads and kernel._normalize.overloads
+    stale, called = tmp_path / "in_set.nbi", tmp_path / "normalize.nbi"
+    for path, dispatcher in ((stale, windows._in_set), (called, kernel._normalize)):
+        _stale_index(path)
+        monkeypatch.setattr(dispatcher._cache._cache_file, "_index_path", str(path))
+    assert not warmup.kernels_fresh(remembered=False)
+    assert drop_stale_indexes() == [str(stale)]
+    assert not stale.exists() and called.exists()
+
+
 def test_a_fresh_answer_is_remembered_until_an_index_changes(tmp_path, monkeypatch):
     """The driver answers from the remembered stamps without importing Numba; an index file
     rewritten since (another signature compiled, a cache cleared) makes it ask Numba again."""

@@ -40,7 +40,7 @@ def warm_kernels(console: Console) -> None:
     started = time.time()
     if not kernels_cached():
         console.say("compiling the winnowing and extraction kernels (first run only; cached afterwards) ...")
-    from ..stages._kernels import GROUPS, exercise
+    from ..stages._kernels import GROUPS, drop_stale_indexes, exercise
 
     helpers = [_helper(group) for group in range(1, GROUPS)]
     try:
@@ -51,6 +51,7 @@ def warm_kernels(console: Console) -> None:
                 helper.wait()
     for group in range(1, GROUPS):
         exercise(group)
+    drop_stale_indexes()
     if time.time() - started > 2:
         console.say(f"kernels ready in {time.time() - started:.0f} s")
 

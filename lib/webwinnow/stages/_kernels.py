@@ -64,6 +64,36 @@ def kernels_fresh(remembered: bool = True) -> bool:
     return True
 
 
+def drop_stale_indexes() -> list[str]:
+    """Remove the index files of WARMED's kernels that no longer load (written for an older
+    source of their module, or another Numba) and that this process did not make again; the
+    paths removed. Call it after the warm-up's calls.
+
+    A kernel compiled only inside others (windows._in_set, which the window and template-edge
+    kernels call) is compiled again with them, not through its own entry, so its own index
+    stays as an older source left it: kernels_fresh read that as a cache to fill, and every run
+    warmed up again (after any change of the module's source, as an upgrade makes). Numba
+    never reads such an index; it rewrites it when it compiles the kernel through its entry."""
+    import importlib
+
+    from numba.core.dispatcher import Dispatcher
+
+    dropped = []
+    for name in WARMED:
+        module = importlib.import_module(f"webwinnow.{name}")
+        for value in vars(module).values():
+            if not isinstance(value, Dispatcher) or value.overloads:
+                continue
+            index = value._cache._cache_file  # type: ignore[attr-defined]
+            try:
+                if os.path.exists(index._index_path) and not index._load_index():
+                    os.remove(index._index_path)
+                    dropped.append(index._index_path)
+            except (OSError, ValueError, EOFError):  # unreadable: Numba would write it again too
+                continue
+    return dropped
+
+
 def _marker_name() -> str | None:
     """The file a fresh answer is remembered in, named after what the kernels depend on; None
     when that cannot be told without Numba."""
