@@ -107,7 +107,8 @@ $(STAMP): pyproject.toml | prereqs
 # Python daemon) compiled every module it imported from source, about 0.3 CPU-s each. compileall
 # rewrites only what changed.
 $(BYTECODE): $(STAMP) $(shell find lib -name '*.py' 2>/dev/null)
-	@$(PY) -m compileall -q lib >/dev/null
+	@$(PY) -m compileall -q lib >/dev/null || \
+	  echo "note: could not write the package's bytecode in lib/ (not writable?): each run compiles it again" >&2
 	@touch $(BYTECODE)
 
 clean:
