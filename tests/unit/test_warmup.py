@@ -146,6 +146,45 @@ def test_the_warm_up_calls_the_windows_and_spans_kernels_with_the_types_the_grow
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+_COUNTS_AND_SEEDS = """
+import pyarrow as pa
+from webwinnow.analysis import pairing
+from webwinnow.stages._kernels import exercise
+from webwinnow.stages.candidates import seed_arrow
+from webwinnow.stages.hash_freq import HOSTED, counted_arrow
+
+exercise()
+kernels = (pairing._fill_seeds, pairing._distinct_valid_per_run)
+versions = [len(k.overloads) for k in kernels]
+assert all(versions), "the warm-up calls both"
+n = 60
+rows = pa.table({"hash": [i // 6 for i in range(n)], "doc_id": [100 + i % 7 for i in range(n)],
+                 "pos": [3 * i for i in range(n)], "host_id": [None if i % 5 else i % 3 for i in range(n)],
+                 "file": [1] * n}, schema=HOSTED)
+rows = rows.sort_by([("hash", "ascending"), ("doc_id", "ascending"), ("pos", "ascending")])
+
+class Dropped:
+    def write(self, batch):
+        pass
+
+counted = [b for size in (None, 25) for b in counted_arrow(rows.to_batches(max_chunksize=size), Dropped())]
+seeds = [b for size in (None, 25) for b in seed_arrow(rows.select(["hash", "doc_id", "pos"]).to_batches(max_chunksize=size), 6)]
+assert counted and sum(b.num_rows for b in seeds)
+assert [len(k.overloads) for k in kernels] == versions, "a task loaded another version"
+"""
+
+
+def test_the_warm_up_calls_the_counting_and_seeding_kernels_with_the_types_their_tasks_do():
+    """hash_freq's counting tasks and the candidates stage's seeding tasks, on Arrow rows sorted
+    as their partitions are: after the warm-up, in a new process, they use only what it loaded
+    (each worker compiled its own on a first run before)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _COUNTS_AND_SEEDS], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_the_warm_up_calls_the_normalizer_with_the_types_the_clusters_tasks_do():
     """The clusters stage's tasks key texts from a documents file's row groups (clusters.
     keyed_arrow): a warm-up that called the normalizer otherwise left each worker loading that

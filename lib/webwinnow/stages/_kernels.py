@@ -25,6 +25,7 @@ WARMED = (
     "analysis.template",
     "analysis.windows",
     "analysis.batchspans",
+    "analysis.pairing",
     "text.html2text",
 )
 
@@ -232,6 +233,42 @@ def _the_others() -> None:
         [np.arange(60, dtype=np.int64) // 20 % 2] * 2 + [np.arange(60, dtype=np.int32)[::-1]] * 2, names=list("abcd")
     )
     seed_order(*(column.to_numpy() for column in seeds.columns))
+    _pairing()
+
+
+class _Dropped:
+    """A part writer that keeps nothing (the counting task's rows of hashes seen once)."""
+
+    def write(self, batch) -> None:
+        pass
+
+
+def _pairing() -> None:
+    """The hash_freq and candidates stages' pairing kernels (hosts counted per hash, seeds made
+    per hash), through their tasks' own functions on rows sorted as a partition's are: Arrow's
+    read-only columns. Not warmed, each worker compiled its own on a first run."""
+    from typing import cast
+
+    import pyarrow as pa
+
+    from ..outputs.parts import PartWriter
+    from .candidates import seed_arrow
+    from .hash_freq import HOSTED, counted_arrow
+
+    rows = pa.table(
+        {
+            "hash": [1, 1, 2, 2, 2],
+            "doc_id": [10, 11, 10, 11, 12],
+            "pos": [0, 5, 9, 3, 4],
+            "host_id": [1, 2, 1, 2, None],
+            "file": [0, 0, 0, 0, 0],
+        },
+        schema=HOSTED,
+    )
+    # a partition in one batch (its columns Arrow's) and in several (joined into NumPy's)
+    for size in (None, 2):
+        list(counted_arrow(rows.to_batches(max_chunksize=size), cast("PartWriter", _Dropped())))
+        list(seed_arrow(rows.select(["hash", "doc_id", "pos"]).to_batches(max_chunksize=size), 10))
 
 
 def _passages() -> None:
