@@ -4,6 +4,7 @@ depends on, never made where it is turned off."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -63,6 +64,43 @@ def test_the_name_follows_the_jars_and_the_jvm(home):
     assert cc.archive_name(java, str(home / "spark")) != name
     other = _fake_java(home / "jdk2", 0)  # another JDK
     assert cc.archive_name(str(other), str(home / "spark")) != cc.archive_name(java, str(home / "spark"))
+
+
+def test_the_name_follows_the_class_path_as_the_jvm_checks_it(home, monkeypatch):
+    """A JVM maps an archive only for the class path it was written with (the jars where they
+    are, their sizes and times): the same Spark installed twice (two virtualenvs, a CI build)
+    must not share a name, or the second one finds the first one's archive, refused, forever."""
+    java = str(_fake_java(home / "jdk", 0))
+    name = cc.archive_name(java, str(home / "spark"))
+    shutil.copytree(home / "spark", home / "venv2" / "spark", copy_function=shutil.copy2)  # same jars, times too
+    assert cc.archive_name(java, str(home / "venv2" / "spark")) != name
+    jar = home / "spark" / "jars" / "a.jar"
+    later = jar.stat().st_mtime + 60
+    os.utime(jar, (later, later))  # reinstalled: same name and size, another time
+    assert cc.archive_name(java, str(home / "spark")) not in (name, cc.archive_name(java, str(home / "venv2" / "spark")))
+    touched = cc.archive_name(java, str(home / "spark"))
+    assert cc.archive_name(java, str(home / "spark"), "/opt/extra.jar") != touched  # spark.driver.extraClassPath
+    monkeypatch.setenv("SPARK_CONF_DIR", str(home / "conf"))  # the launcher puts it on the class path
+    assert cc.archive_name(java, str(home / "spark")) != touched
+
+
+def test_an_archive_unused_for_long_is_removed_when_another_is_written(home):
+    java = os.path.realpath(_fake_java(home / "jdk", 0))
+    folder = home / "cache" / "webwinnow" / "jvm"
+    folder.mkdir(parents=True)
+    current = folder / cc.archive_name(java, str(home / "spark"))
+    old, recent, other = folder / "spark-0000000000000000.jsa", folder / "spark-1111111111111111.jsa", folder / "notes.jsa"
+    for path in (current, old, recent, other):
+        path.write_bytes(b"x")
+    long_ago = time.time() - (cc.UNUSED_DAYS + 1) * 24 * 3600
+    for path in (current, old, other):
+        os.utime(path, (long_ago, long_ago))
+    options, creation = cc.jvm_options(True, str(home / "spark"))  # maps current: nothing is written, nothing removed
+    assert creation is None and str(current) in options and old.exists()
+    assert current.stat().st_mtime > long_ago + 3600  # mapped now: kept as used
+    current.unlink()
+    _, creation = cc.jvm_options(True, str(home / "spark"))  # writes one: the unused ones go
+    assert creation is not None and not old.exists() and recent.exists() and other.exists()
 
 
 def _creation(home, code: int, written: bool, exit_code: int = 0):

@@ -11,9 +11,15 @@ archive when it exits: at the driver's exit the JVM's stdin is closed (what ends
 exits in any case), the driver waits for it, then starts a JVM that must map the archive
 (-Xshare:on, with the same class path) and only then renames the file into place. A JVM that
 maps a truncated archive dies of SIGBUS, so no archive is used before it was written whole and
-checked. Later runs map it; a JDK or Spark upgrade gives another name, so a stale archive is
-never looked for. `spark.class_sharing = false` turns all of it off. The archive (about 190 MB)
-lives in the user's cache folder, or NUMBA_CACHE_DIR when set.
+checked. Later runs map it. Its name is a digest of everything the JVM checks before it maps
+one: the class path (Spark's folder where it is, each jar's size and time, the configuration
+folders and extra class path the launcher adds) and the JVM itself. A JVM that finds any of it
+changed maps no archive and says nothing: an archive named after less (the jars' names and
+sizes) that a second installation of the same Spark had written (another virtualenv, a CI
+build) was found by every run of the first one, refused, and never made again. An upgrade or
+another installation gets a name of its own; an archive no run has mapped for UNUSED_DAYS is
+removed when the next one is written. `spark.class_sharing = false` turns all of it off. The
+archive (about 90-190 MB) lives in the user's cache folder, or NUMBA_CACHE_DIR when set.
 """
 
 from __future__ import annotations
@@ -34,6 +40,10 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 STALE_SECONDS = 24 * 3600
 #: How long the driver waits at exit for its JVM to write the archive, and for the check.
 WAIT_SECONDS = 300
+#: An archive no run has mapped for this long is removed when another one is written.
+UNUSED_DAYS = 30
+#: What the launcher adds to the JVM's class path besides Spark's jars (its environment).
+CLASS_PATH_ENV = ("SPARK_CONF_DIR", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_DIST_CLASSPATH")
 
 
 @dataclass
@@ -72,21 +82,24 @@ class Creation:
             _unlink(self.tmp)
 
 
-def jvm_options(enabled: bool, spark_home: str | None = None) -> tuple[str, Creation | None]:
+def jvm_options(enabled: bool, spark_home: str | None = None, extra_class_path: str = "") -> tuple[str, Creation | None]:
     """The JVM options that map the archive, or that have the JVM write it (with its Creation,
-    to arm once the session exists); ("", None) where there is none to use or to make."""
+    to arm once the session exists); ("", None) where there is none to use or to make.
+    extra_class_path: spark.driver.extraClassPath, which the launcher puts first."""
     if not enabled or not sys.platform.startswith("linux"):
         return "", None
     java = _java()
     folder = _folder()
     if java is None or folder is None:
         return "", None
-    final = folder / archive_name(java, spark_home or _spark_home())
+    final = folder / archive_name(java, spark_home or _spark_home(), extra_class_path)
     if final.is_file():
+        _touch(final)  # mapped now: not one to remove as unused
         return f"-XX:SharedArchiveFile={final} {QUIET}", None
     try:
         folder.mkdir(parents=True, exist_ok=True)
         _clear_stale(folder, final.name)
+        _clear_unused(folder)
         tmp = folder / f".{final.name}.{os.getpid()}.tmp"
         if not os.access(folder, os.W_OK):
             return "", None
@@ -95,16 +108,20 @@ def jvm_options(enabled: bool, spark_home: str | None = None) -> tuple[str, Crea
     return f"-XX:ArchiveClassesAtExit={tmp} {QUIET}", Creation(tmp, final, java)
 
 
-def archive_name(java: str, spark_home: str) -> str:
+def archive_name(java: str, spark_home: str, extra_class_path: str = "") -> str:
     """spark-<digest>.jsa, the digest over what the archive depends on: the JVM (its binary and
-    library), Spark's jars, and Python's pyspark."""
+    library), the class path as the JVM checks it (Spark's jars where they are, with their sizes
+    and times; what the launcher adds), and Python's pyspark."""
     parts = [java]
     home = Path(java).resolve().parent.parent
     for lib in (home / "lib" / "server" / "libjvm.so", home / "lib" / "modules"):
         parts.append(_stamp(lib))
-    jars = Path(spark_home) / "jars"
-    if jars.is_dir():
-        parts += sorted(f"{p.name}:{p.stat().st_size}" for p in jars.glob("*.jar"))
+    # the path as the launcher writes it (a symlinked virtualenv's own), not resolved
+    jars = Path(os.path.abspath(spark_home)) / "jars" if spark_home else None
+    if jars is not None and jars.is_dir():
+        parts += sorted(_stamp(p) for p in jars.glob("*.jar"))
+    parts += [f"{name}={os.environ.get(name, '')}" for name in CLASS_PATH_ENV]
+    parts.append(f"extraClassPath={extra_class_path}")
     try:
         from pyspark.version import __version__
 
@@ -161,6 +178,25 @@ def _stamp(path: Path) -> str:
         return f"{path}:{st.st_size}:{st.st_mtime_ns}"
     except OSError:
         return str(path)
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:  # another user's archive, a read-only cache: it is still used
+        pass
+
+
+def _clear_unused(folder: Path) -> None:
+    """Remove the archives no run has mapped for UNUSED_DAYS (an upgrade's or a removed
+    installation's: each is 90-190 MB)."""
+    limit = time.time() - UNUSED_DAYS * 24 * 3600
+    for old in folder.glob("spark-*.jsa"):
+        try:
+            if old.stat().st_mtime < limit:
+                old.unlink()
+        except OSError:
+            pass
 
 
 def _clear_stale(folder: Path, name: str) -> None:

@@ -164,7 +164,9 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
             # its workers import pyspark from the installed package, not from Spark's zip
             props.setdefault("spark.python.daemon.module", DAEMON_MODULE)
         if given.startswith("local") and _launches_jvm() and not _chooses_sharing(props.get(key, "")):
-            options, creation = class_sharing_options(cfg.class_sharing)
+            options, creation = class_sharing_options(
+                cfg.class_sharing, extra_class_path=props.get("spark.driver.extraClassPath", "")
+            )
             if options:
                 props[key] = f"{props.get(key, '')} {options}".strip()
                 _JVM["class_sharing"] = "writing" if creation else "mapped"
