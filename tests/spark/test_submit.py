@@ -127,7 +127,7 @@ def test_a_local_jvm_writes_the_class_archive_once_and_the_next_one_maps_it(samp
     archives = list(folder.iterdir())
     assert len(archives) == 1 and archives[0].suffix == ".jsa" and archives[0].stat().st_size > 1 << 20
     second = extract("second")
-    assert second["spark"]["class_sharing"] == "mapped"
+    assert second["spark"]["class_sharing"] == "mapped"  # found among the JVM's mapped files
     assert list(folder.iterdir()) == archives
     assert second["extract"] == first["extract"]
 

@@ -155,3 +155,35 @@ def test_only_temporary_archives_of_killed_runs_are_cleared(home):
 def test_no_java_no_archive(home, monkeypatch):
     monkeypatch.setenv("JAVA_HOME", str(home / "nowhere"))
     assert cc.jvm_options(True, str(home / "spark")) == ("", None)
+
+
+class _Proc:
+    def __init__(self, pid):
+        self.pid = pid
+
+
+class _Spark:
+    """What refused() reads of a session: its JVM's process."""
+
+    def __init__(self, pid):
+        self.sparkContext = type("Context", (), {"_gateway": type("Gateway", (), {"proc": _Proc(pid)})()})()
+
+
+def test_an_archive_the_jvm_did_not_map_is_removed_and_the_run_says_so(tmp_path):
+    """The JVM says nothing when it refuses an archive: the check is whether the file is among
+    the process's mappings (here this process's own, /proc/self/maps)."""
+    import mmap
+
+    held, other = tmp_path / "spark-held.jsa", tmp_path / "spark-other.jsa"
+    held.write_bytes(b"x" * 4096)
+    other.write_bytes(b"x" * 4096)
+    with open(held, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ):
+        me = _Spark(os.getpid())
+        assert cc.mapped_by(os.getpid(), held) is True and cc.mapped_by(os.getpid(), other) is False
+        assert not cc.refused(me, f"-Dx=1 -XX:SharedArchiveFile={held} {cc.QUIET}") and held.exists()
+        assert cc.refused(me, f"-XX:SharedArchiveFile={other} {cc.QUIET}") and not other.exists()
+    # no archive asked for, or no way to tell: nothing is removed
+    other.write_bytes(b"x")
+    assert not cc.refused(me, "-XX:+UseSerialGC")
+    assert cc.mapped_by(2**22 + 12345, other) is None and not cc.refused(_Spark(2**22 + 12345), f"-XX:SharedArchiveFile={other}")
+    assert not cc.refused(object(), f"-XX:SharedArchiveFile={other}") and other.exists()

@@ -18,7 +18,9 @@ changed maps no archive and says nothing: an archive named after less (the jars'
 sizes) that a second installation of the same Spark had written (another virtualenv, a CI
 build) was found by every run of the first one, refused, and never made again. An upgrade or
 another installation gets a name of its own; an archive no run has mapped for UNUSED_DAYS is
-removed when the next one is written. `spark.class_sharing = false` turns all of it off. The
+removed when the next one is written. Whether the JVM did map it is checked once it runs (the
+archive is among its mapped files, /proc/PID/maps): one it refused all the same is removed, so
+the next run writes one it maps, and the run's summary says `refused`. `spark.class_sharing = false` turns all of it off. The
 archive (about 90-190 MB) lives in the user's cache folder, or NUMBA_CACHE_DIR when set.
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -106,6 +109,31 @@ def jvm_options(enabled: bool, spark_home: str | None = None, extra_class_path: 
     except OSError:
         return "", None
     return f"-XX:ArchiveClassesAtExit={tmp} {QUIET}", Creation(tmp, final, java)
+
+
+def refused(spark, options: str) -> bool:
+    """Whether the JVM this process started was told to map an archive (`options`, as
+    jvm_options gave them) and did not; the archive is removed then (the next run writes one).
+    False where it cannot tell (no /proc, no handle on the JVM's process)."""
+    found = re.search(r"-XX:SharedArchiveFile=(\S+)", options)
+    try:
+        pid = spark.sparkContext._gateway.proc.pid
+    except Exception:  # noqa: BLE001 - no handle on the JVM's process: nothing to check
+        return False
+    if found is None or mapped_by(pid, Path(found.group(1))) is not False:
+        return False
+    _unlink(Path(found.group(1)))
+    return True
+
+
+def mapped_by(pid: int, archive: Path) -> bool | None:
+    """Whether process `pid` has the archive mapped (None: its maps cannot be read)."""
+    real = os.path.realpath(archive)
+    try:
+        with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as fh:
+            return any(line.rstrip("\n").endswith(" " + real) for line in fh)
+    except OSError:
+        return None
 
 
 def archive_name(java: str, spark_home: str, extra_class_path: str = "") -> str:

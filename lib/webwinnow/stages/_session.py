@@ -11,6 +11,7 @@ from typing import Any
 
 from ..config import SparkConfig
 from ._classcache import jvm_options as class_sharing_options
+from ._classcache import refused as archive_refused
 from ._lazysession import LazySession, context_settings
 
 
@@ -147,6 +148,7 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
         props.setdefault("spark.executorEnv.NUMBA_CACHE_DIR", cache_dir)
     given = master or cfg.master
     creation = None
+    mapping = ""  # the options that have the JVM map the class-data archive
     if submitted:
         launched = _launched_conf()
         props = {k: v for k, v in props.items() if k not in launched}
@@ -170,6 +172,7 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
             if options:
                 props[key] = f"{props.get(key, '')} {options}".strip()
                 _JVM["class_sharing"] = "writing" if creation else "mapped"
+                mapping = "" if creation else options
     from pyspark import SparkConf, SparkContext
 
     conf = SparkConf()
@@ -181,6 +184,8 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
     _LAZY[:] = [spark]
     if creation is not None:
         creation.arm(spark)
+    elif mapping and archive_refused(spark, mapping):
+        _JVM["class_sharing"] = "refused"
     spark.sparkContext.setLogLevel(props.get("webwinnow.logLevel", "WARN"))
     launched_now = context_settings(spark.sparkContext)
     for key, value in DEFAULTS.items():
