@@ -79,7 +79,9 @@ def main() -> int:
     )
     # a JVM without Spark's classes mapped spends 2-3 CPU-s more a run: say which it was
     jvm = summary.get("spark", {})
-    print(f"# JVM: class sharing {jvm.get('class_sharing') or 'off'}, C1 only {jvm.get('c1_only')}, serial GC {jvm.get('serial_gc')}")
+    print(
+        f"# JVM: class sharing {jvm.get('class_sharing') or 'off'}, C1 only {jvm.get('c1_only')}, serial GC {jvm.get('serial_gc')}"
+    )
     order = ["spark_start", *(name for name in summary["ran"])]
     print("#         stage          seconds  MB/s/core   peak PSS MiB: driver    JVM  workers (largest one)")
     for stage in order:
