@@ -120,6 +120,8 @@ def test_an_archive_is_put_in_place_only_after_a_jvm_mapped_it(home):
     creation, _ = _creation(home, 0, written=True)
     creation.finish()
     assert creation.final.read_bytes() == b"whole archive" and not creation.tmp.exists()
+    # the installation it is for, noted beside it: the archive goes when that is gone
+    assert (creation.final.parent / (creation.final.name + ".jars")).read_text() == str(home / "spark" / "jars")
     calls = (home / "jdk" / "calls").read_text()
     assert f"-XX:SharedArchiveFile={creation.tmp} -Xshare:on -cp /spark/conf/:/spark/jars/* -version" in calls
 
@@ -187,3 +189,21 @@ def test_an_archive_the_jvm_did_not_map_is_removed_and_the_run_says_so(tmp_path)
     assert not cc.refused(me, "-XX:+UseSerialGC")
     assert cc.mapped_by(2**22 + 12345, other) is None and not cc.refused(_Spark(2**22 + 12345), f"-XX:SharedArchiveFile={other}")
     assert not cc.refused(object(), f"-XX:SharedArchiveFile={other}") and other.exists()
+
+
+def test_the_archive_of_an_installation_that_is_gone_is_removed_when_another_is_written(home):
+    """A deleted virtualenv's or clone's archive (90-190 MB) does not wait for UNUSED_DAYS."""
+    _fake_java(home / "jdk", 0)
+    folder = home / "cache" / "webwinnow" / "jvm"
+    folder.mkdir(parents=True)
+    gone, here, unnoted = (folder / f"spark-{c * 16}.jsa" for c in "abc")
+    for archive in (gone, here, unnoted):
+        archive.write_bytes(b"x")
+    (folder / f"{gone.name}.jars").write_text(str(home / "deleted-venv" / "jars"))
+    (folder / f"{here.name}.jars").write_text(str(home / "spark" / "jars"))
+    orphan = folder / "spark-dddddddddddddddd.jsa.jars"
+    orphan.write_text(str(home / "spark" / "jars"))
+    _, creation = cc.jvm_options(True, str(home / "spark"))
+    assert creation is not None
+    assert not gone.exists() and not (folder / f"{gone.name}.jars").exists() and not orphan.exists()
+    assert here.exists() and (folder / f"{here.name}.jars").exists() and unnoted.exists()

@@ -17,8 +17,9 @@ folders and extra class path the launcher adds) and the JVM itself. A JVM that f
 changed maps no archive and says nothing: an archive named after less (the jars' names and
 sizes) that a second installation of the same Spark had written (another virtualenv, a CI
 build) was found by every run of the first one, refused, and never made again. An upgrade or
-another installation gets a name of its own; an archive no run has mapped for UNUSED_DAYS is
-removed when the next one is written. Whether the JVM did map it is checked once it runs (the
+another installation gets a name of its own; an archive no run has mapped for UNUSED_DAYS, or
+whose installation is gone (its jars folder, noted beside it), is removed when the next one is
+written. Whether the JVM did map it is checked once it runs (the
 archive is among its mapped files, /proc/PID/maps): one it refused all the same is removed, so
 the next run writes one it maps, and the run's summary says `refused`. `spark.class_sharing = false` turns all of it off. The
 archive (about 90-190 MB) lives in the user's cache folder, or NUMBA_CACHE_DIR when set.
@@ -56,6 +57,7 @@ class Creation:
     tmp: Path
     final: Path
     java: str
+    jars: str = ""  # Spark's jars folder the archive is for (kept beside it: see _clear_unused)
     class_path: str = ""
     proc: subprocess.Popen | None = None
 
@@ -79,6 +81,8 @@ class Creation:
             proc.wait(timeout=WAIT_SECONDS)
             if proc.returncode == 0 and self.tmp.is_file() and mappable(self.java, self.tmp, self.class_path):
                 os.replace(self.tmp, self.final)
+                if self.jars:
+                    _jars_note(self.final).write_text(self.jars, encoding="utf-8")
         except Exception:  # noqa: BLE001 - the run is over: an archive not made is made next time
             pass
         finally:
@@ -108,7 +112,8 @@ def jvm_options(enabled: bool, spark_home: str | None = None, extra_class_path: 
             return "", None
     except OSError:
         return "", None
-    return f"-XX:ArchiveClassesAtExit={tmp} {QUIET}", Creation(tmp, final, java)
+    jars = os.path.join(os.path.abspath(spark_home or _spark_home()), "jars")
+    return f"-XX:ArchiveClassesAtExit={tmp} {QUIET}", Creation(tmp, final, java, jars)
 
 
 def refused(spark, options: str) -> bool:
@@ -122,7 +127,7 @@ def refused(spark, options: str) -> bool:
         return False
     if found is None or mapped_by(pid, Path(found.group(1))) is not False:
         return False
-    _unlink(Path(found.group(1)))
+    _remove_archive(Path(found.group(1)))
     return True
 
 
@@ -216,15 +221,30 @@ def _touch(path: Path) -> None:
 
 
 def _clear_unused(folder: Path) -> None:
-    """Remove the archives no run has mapped for UNUSED_DAYS (an upgrade's or a removed
-    installation's: each is 90-190 MB)."""
+    """Remove the archives no run has mapped for UNUSED_DAYS (an upgrade's), and those of an
+    installation that is gone (its jars folder, noted beside the archive, no longer there: a
+    removed virtualenv's, a deleted clone's): each is 90-190 MB."""
     limit = time.time() - UNUSED_DAYS * 24 * 3600
     for old in folder.glob("spark-*.jsa"):
         try:
-            if old.stat().st_mtime < limit:
-                old.unlink()
+            note = _jars_note(old)
+            gone = note.is_file() and not os.path.isdir(note.read_text(encoding="utf-8"))
+            if gone or old.stat().st_mtime < limit:
+                _remove_archive(old)
         except OSError:
             pass
+    for note in folder.glob("spark-*.jsa.jars"):
+        if not note.with_name(note.name[: -len(".jars")]).exists():
+            _unlink(note)
+
+
+def _jars_note(archive: Path) -> Path:
+    return archive.with_name(archive.name + ".jars")
+
+
+def _remove_archive(archive: Path) -> None:
+    _unlink(archive)
+    _unlink(_jars_note(archive))
 
 
 def _clear_stale(folder: Path, name: str) -> None:
