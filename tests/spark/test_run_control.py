@@ -119,7 +119,7 @@ def test_interrupt_prints_one_line_leaves_out_alone_and_resumes(tmp_path, sample
     out = tmp_path / "out"
     shutil.copytree(sample_run, out)  # an earlier complete output: the interrupted run must not touch it
     before = _tree(out)
-    env = {**os.environ, "WEBWINNOW_PROGRESS_SECONDS": "1", "PYTHONPATH": str(REPO / "lib")}
+    env = {**os.environ, "WEBWINNOW_PROGRESS_SECONDS": "0.2", "PYTHONPATH": str(REPO / "lib")}
     argv = ["run", str(sample_dir), "--out", str(out), "--conf", str(CONF), "--conf", str(QUICK)]
     proc, lines = _start(argv, env)
     deadline = time.time() + 240

@@ -77,6 +77,7 @@ def test_run_directly_takes_local_mode_on_every_core(sample_dir, tmp_path):
     assert spark["c1_only"]  # a short local run: its JVM spends no CPU on C2 compilations
     assert spark["serial_gc"]  # ... nor on G1's concurrent threads
     assert spark["class_sharing"] in ("mapped", "writing")  # nor on loading Spark's classes, once it has the archive
+    assert spark["daemon"] == "prestarted"  # its Python daemon loaded beside the JVM's start, not after it
 
 
 @pytest.mark.own_spark

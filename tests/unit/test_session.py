@@ -58,3 +58,61 @@ def test_a_contexts_settings_are_copied_from_the_jvm_once_and_each_context_has_i
     assert len(other.reads) == 1
     # keys the context was not started with still come from the session's runtime settings
     assert setting(_Session(one), "spark.sql.shuffle.partitions") == "7"
+
+
+class _Server:
+    """An accumulator server whose shutdown blocks until released, recording where it ran."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.server_shutdown = False
+        self.release, self.ran_in = threading.Event(), []
+
+    def shutdown(self) -> None:
+        import threading
+
+        self.ran_in.append(threading.current_thread())
+        self.release.wait(10)
+
+
+def test_stopping_spark_does_not_wait_for_the_accumulator_server():
+    # pyspark's stop() waited up to a second for its server's handler to poll: here the handler
+    # is told to end and the server closed by another thread, while the command goes on
+    import threading
+    import types
+
+    from webwinnow.stages._lazysession import release_accumulators
+
+    server = _Server()
+    sc = types.SimpleNamespace(_accumulatorServer=server)
+    closing = release_accumulators(sc)
+    assert closing is not None and closing.daemon
+    assert server.server_shutdown and sc._accumulatorServer is None  # stop() will not wait on it
+    closing.join(0.05)
+    assert closing.is_alive(), "release returned while the server was still closing"
+    server.release.set()
+    closing.join(10)
+    assert not closing.is_alive() and server.ran_in == [closing] != [threading.current_thread()]
+    assert release_accumulators(sc) is None  # stopped twice: nothing left to release
+
+
+def test_a_released_accumulator_server_ends_its_handler_and_closes():
+    # pyspark's own server, with a connection held open as the JVM holds its one
+    import socket
+
+    from pyspark.accumulators import _start_update_server
+
+    from webwinnow.stages._lazysession import release_accumulators
+
+    server = _start_update_server("secret-token", False)
+    client = socket.create_connection(server.server_address)
+    try:
+        import types
+
+        closing = release_accumulators(types.SimpleNamespace(_accumulatorServer=server))
+        closing.join(10)
+        assert not closing.is_alive()
+        assert server.socket.fileno() == -1  # closed: nothing listens on the port any more
+    finally:
+        client.close()

@@ -130,7 +130,7 @@ class Progress:
 
     def _loop(self) -> None:
         last_line = time.time()
-        while not self._stop.wait(self.interval if self.tty else 0.5):
+        while not self._stop.wait(self.interval if self.tty else min(self.interval, 0.5)):
             with self._lock:
                 cur = self.current
             if cur is None:

@@ -257,7 +257,14 @@ def run(plan: Plan, console: Console, capture: bool = False) -> dict:
 
 
 def _run_in(plan: Plan, console: Console) -> dict:
-    from ..stages._session import build_session, check_filesystem, session_facts, session_notes, size_shuffles
+    from ..stages._session import (
+        build_session,
+        check_filesystem,
+        daemon_facts,
+        session_facts,
+        session_notes,
+        size_shuffles,
+    )
     from .progress import Progress
 
     cfg, folder = plan.cfg, plan.folder
@@ -325,6 +332,7 @@ def _run_in(plan: Plan, console: Console) -> dict:
     finally:
         progress.stop()
         _drop_unused(plan)
+        summary["spark"].update(daemon_facts(spark))
         try:
             if owned:  # a notebook's session stays the notebook's
                 spark.stop()

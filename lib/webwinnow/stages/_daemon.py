@@ -220,25 +220,56 @@ def preload(names: tuple[str, ...] = PRELOADED, kernels: bool = True) -> list[st
         except ImportError:
             missing.append(name)
     if kernels:
-        try:
-            from webwinnow.stages._kernels import exercise, kernels_fresh
-
-            # loaded from the cache, never compiled here: the first fork would wait for it
-            if kernels_fresh():
-                exercise()
-        except Exception:  # noqa: BLE001 - each worker loads (or compiles) its kernels, as before
-            pass
+        load_kernels()
     gc.collect()
     gc.freeze()
     return missing
 
 
-if __name__ == "__main__":
-    leave_path(installed_path(sys.path))
+def load_kernels() -> bool:
+    """Load the kernels the warm-up calls, when Numba's cache holds them fresh (never compiled
+    here: the first fork would wait for it); whether they were loaded."""
+    try:
+        from webwinnow.stages._kernels import exercise, kernels_fresh
+
+        if kernels_fresh():
+            exercise()
+            return True
+    except Exception:  # noqa: BLE001 - each worker loads (or compiles) its kernels, as before
+        pass
+    return False
+
+
+def _prepared() -> None:
     no_huge_pages()
     keep_freed_memory()
-    preload()
+    preload(kernels=False)
+
+
+def _serve() -> None:
+    """pyspark's daemon, its collections freezing what outlives a task."""
     import pyspark.daemon
 
     pyspark.daemon.gc = FreezingCollector()  # type: ignore[assignment]
     pyspark.daemon.manager()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--prestart"]:  # started by the driver beside the JVM (stages._prestart)
+        from webwinnow.stages._prestart import serve
+
+        serve(int(sys.argv[2]), _prepared, load_kernels, _serve)
+        sys.exit(0)
+    installed = installed_path(sys.path)
+    stripped = installed != sys.path
+    leave_path(installed)
+    # the driver's prestarted daemon has loaded all that follows: this process stands in for it
+    if stripped and os.environ.get("WEBWINNOW_DAEMON_SOCKET"):
+        from webwinnow.stages._prestart import hand_over
+
+        if hand_over(os.environ["WEBWINNOW_DAEMON_SOCKET"]):
+            sys.exit(0)
+    no_huge_pages()
+    keep_freed_memory()
+    preload()
+    _serve()

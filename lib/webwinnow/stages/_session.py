@@ -13,6 +13,8 @@ from ..config import SparkConfig
 from ._classcache import jvm_options as class_sharing_options
 from ._classcache import refused as archive_refused
 from ._lazysession import LazySession, context_settings
+from ._prestart import SOCKET_ENV as PRESTART_SOCKET
+from ._prestart import start as prestart
 
 
 def read_properties(path: str | Path) -> dict[str, str]:
@@ -175,12 +177,23 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
                 mapping = "" if creation else options
     from pyspark import SparkConf, SparkContext
 
+    prestarted = None
+    if not submitted and props.get("spark.python.daemon.module") == DAEMON_MODULE:
+        # its Python daemon loads beside the JVM's start, not after it (stages._prestart)
+        prestarted = prestart()
+        if prestarted is not None:
+            props[f"spark.executorEnv.{PRESTART_SOCKET}"] = prestarted.socket_path
     conf = SparkConf()
     if given:
         conf.setMaster(given)
     for key, value in props.items():
         conf.set(key, value)
-    spark = LazySession(SparkContext.getOrCreate(conf))
+    try:
+        spark = LazySession(SparkContext.getOrCreate(conf), prestarted)
+    except BaseException:
+        if prestarted is not None:
+            prestarted.stop()
+        raise
     _LAZY[:] = [spark]
     if creation is not None:
         creation.arm(spark)
@@ -276,6 +289,16 @@ def _reachable(remote: str) -> None:
     )
 
 
+def daemon_facts(spark) -> dict:
+    """Whether the Python daemon the driver started beside the JVM (stages._prestart) became
+    Spark's: "prestarted", or "own" where the JVM's daemon loaded everything itself (it was
+    refused, or no Python task ran); nothing for a session that started none."""
+    prestarted = getattr(spark, "prestarted", None)
+    if prestarted is None:
+        return {}
+    return {"daemon": "prestarted" if prestarted.handed_over() else "own"}
+
+
 def session_facts(spark) -> dict:
     """What the run's summary says of the Spark it ran on."""
     facts = {
@@ -289,6 +312,7 @@ def session_facts(spark) -> dict:
         # (stages._classcache); "" when it has none, or was not started here
         "class_sharing": _JVM["class_sharing"],
     }
+
     if is_connect(spark):
         facts["remote"] = _REMOTES.get(id(spark), "")
     return facts
