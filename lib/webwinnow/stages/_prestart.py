@@ -194,10 +194,16 @@ def serve(listening: int, prepare: Callable[[], None], kernels: Callable[[], boo
         gc.collect()
         gc.freeze()
     conn.settimeout(30)
-    offer, fds = _received(conn)
+    try:
+        offer, fds = _received(conn)
+    except (OSError, ValueError):  # the JVM's daemon went away, or sent what is not an offer
+        offer, fds = None, []
     reason = _refusal(offer, started) if offer is not None and len(fds) == 3 else "an incomplete offer"
-    if reason:
-        conn.sendall(f"no {reason}\n".encode())
+    if reason or offer is None:
+        try:
+            conn.sendall(f"no {reason}\n".encode())
+        except OSError:
+            pass
         os._exit(0)
     os.write(1, b"handed over\n")  # to the driver, before the JVM's stream takes this place
     for target, fd in enumerate(fds):
