@@ -155,3 +155,20 @@ def test_what_must_match_is_what_is_read_as_the_interpreter_and_imports_start():
     assert "webwinnow" in loaded
     moved = {**loaded, "webwinnow": "/elsewhere/webwinnow/__init__.py"}
     assert prestart._refusal({**offer, "origins": moved}, env) == "other packages"
+
+
+@pytest.mark.parametrize("figures", [False, True])
+def test_the_daemon_of_a_command_that_draws_figures_has_matplotlib_loaded(figures):
+    # matplotlib's compiled font module among the daemon's mapped files once it serves, only
+    # when the command draws the report's figures (the runner asks for FIGURE_MODULES then)
+    handle = prestart.start(also=prestart.FIGURE_MODULES if figures else ())
+    jvm_side = _as_the_jvm(handle)
+    try:
+        _port(jvm_side)
+        assert handle.handed_over()
+        maps = Path(f"/proc/{handle.proc.pid}/maps").read_text()
+        assert ("ft2font" in maps) == figures
+    finally:
+        jvm_side.stdin.close()
+        jvm_side.kill()
+        handle.stop()

@@ -278,7 +278,7 @@ def _run_in(plan: Plan, console: Console) -> dict:
     warming = _Background(warm_kernels, console)
     console.say("starting Spark ...")
     try:
-        spark, owned = build_session(cfg.spark, plan.request.master, _input_bytes(plan))
+        spark, owned = build_session(cfg.spark, plan.request.master, _input_bytes(plan), figures=_draws_figures(plan))
     finally:
         warming.result()
     for note in session_notes(spark):
@@ -352,6 +352,11 @@ def _run_in(plan: Plan, console: Console) -> dict:
             f"'webwinnow {plan.stages[0].name} --out {plan.request.out} --downstream' or stage by stage"
         )
     return summary
+
+
+def _draws_figures(plan: Plan) -> bool:
+    """Whether the command's report stage draws the figures (in a Spark task)."""
+    return any(s.name == "report" for s in plan.stages) and plan.cfg.report.figure_docs > 0
 
 
 def _drop_unused(plan: Plan) -> None:

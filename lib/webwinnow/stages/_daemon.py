@@ -240,10 +240,10 @@ def load_kernels() -> bool:
     return False
 
 
-def _prepared() -> None:
+def _prepared(also: tuple[str, ...] = ()) -> None:
     no_huge_pages()
     keep_freed_memory()
-    preload(kernels=False)
+    preload(PRELOADED + also, kernels=False)
 
 
 def _serve() -> None:
@@ -258,7 +258,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--prestart"]:  # started by the driver beside the JVM (stages._prestart)
         from webwinnow.stages._prestart import serve
 
-        serve(int(sys.argv[2]), _prepared, load_kernels, _serve)
+        serve(int(sys.argv[2]), lambda: _prepared(tuple(sys.argv[3:])), load_kernels, _serve)
         sys.exit(0)
     installed = installed_path(sys.path)
     stripped = installed != sys.path

@@ -66,6 +66,16 @@ IMPORT_TIME = (
 )
 #: The packages the prestarted process imported: the JVM's daemon must find the same files.
 PACKAGES = ("pyspark", "py4j", "numpy", "pyarrow", "numba", "webwinnow")
+#: What the report's figures task imports besides what every task does (matplotlib: 0.45 CPU-s),
+#: loaded by the prestarted daemon of a command that draws them: the figures task is the report's
+#: longest, and the JVM's start leaves a core half idle.
+FIGURE_MODULES = (
+    "matplotlib.figure",
+    "matplotlib.backends.backend_agg",
+    "PIL.PngImagePlugin",
+    "webwinnow.explore.figures",
+    "webwinnow.htmlreport.plot",
+)
 #: How long the JVM's daemon waits for the prestarted one to finish loading before loading itself.
 HANDOVER_SECONDS = 120.0
 
@@ -111,10 +121,10 @@ class Prestarted:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start(env: dict[str, str] | None = None) -> Prestarted | None:
+def start(env: dict[str, str] | None = None, also: tuple[str, ...] = ()) -> Prestarted | None:
     """Start the daemon beside the JVM (None where a Unix socket cannot be made). `env`: the
     driver's environment, to which what Spark sets for its daemon is added (SPARK_SETS, with the
-    hash seed pyspark passes on)."""
+    hash seed pyspark passes on); `also`: modules it imports besides the workers' (FIGURE_MODULES)."""
     if not sys.platform.startswith("linux"):  # a process's end is awaited with Linux's pidfd
         return None
     environ = dict(os.environ if env is None else env)
@@ -132,7 +142,7 @@ def start(env: dict[str, str] | None = None) -> Prestarted | None:
         listener.bind(os.path.join(folder, "daemon.sock"))  # OSError: a path too long for a socket
         listener.listen(1)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "webwinnow.stages._daemon", "--prestart", str(listener.fileno())],
+            [sys.executable, "-m", "webwinnow.stages._daemon", "--prestart", str(listener.fileno()), *also],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -13,6 +13,7 @@ from ..config import SparkConfig
 from ._classcache import jvm_options as class_sharing_options
 from ._classcache import refused as archive_refused
 from ._lazysession import LazySession, context_settings
+from ._prestart import FIGURE_MODULES
 from ._prestart import SOCKET_ENV as PRESTART_SOCKET
 from ._prestart import start as prestart
 
@@ -113,7 +114,7 @@ def session_notes(spark) -> list[str]:
     return _NOTES.get(id(spark), [])
 
 
-def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int | None = None):
+def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int | None = None, figures: bool = False):
     """The SparkSession for a command, and whether the command owns it (and so stops it).
 
     Who decides what, in order: a session already active in this process (a notebook's) is used
@@ -131,6 +132,7 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
 
     input_bytes: what the command reads (crawl files, or the documents table); a JVM launched
     here in local mode for less than SHORT_RUN_BYTES compiles with C1 only (short_jvm_options).
+    figures: the command draws the report's figures (its local daemon imports matplotlib too).
     """
     active = active_session()
     if active is not None:
@@ -180,7 +182,7 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
     prestarted = None
     if not submitted and props.get("spark.python.daemon.module") == DAEMON_MODULE:
         # its Python daemon loads beside the JVM's start, not after it (stages._prestart)
-        prestarted = prestart()
+        prestarted = prestart(also=FIGURE_MODULES if figures else ())
         if prestarted is not None:
             props[f"spark.executorEnv.{PRESTART_SOCKET}"] = prestarted.socket_path
     conf = SparkConf()
