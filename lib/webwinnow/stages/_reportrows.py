@@ -94,14 +94,26 @@ def top_rows(
     return (best.take(_sort_indices(best, order)) if order else best), kept
 
 
-def _documents(out: str, doc_ids, columns: Sequence[str]) -> dict[int, dict]:
-    """doc_id -> the columns of that document, from documents (and a check's indexed documents)."""
+def _documents(spark: SparkSession, out: str, doc_ids, columns: Sequence[str]) -> dict[int, dict]:
+    """doc_id -> the columns of that document, from documents (and a check's indexed documents).
+
+    A large table is read in Spark: the ids are hashes of where each record is, so every row
+    group of it holds ids around the wanted ones, and the driver would read the doc_id column of
+    every row group (a snapshot's: billions of them) to find a few hundred documents."""
     found: dict[int, dict] = {}
+    ids = sorted({int(d) for d in doc_ids})
     tables = ["documents", *(["indexed_documents"] if table_meta(out, "indexed_documents") is not None else [])]
     for table in tables:
-        for part in read_doc_rows(out, table, doc_ids, ["doc_id", *columns]):
-            for row in part.to_pylist():
-                found.setdefault(row["doc_id"], row)
+        if not ids:
+            break
+        if on_driver(out, table):
+            rows = (row for part in read_doc_rows(out, table, ids, ["doc_id", *columns]) for row in part.to_pylist())
+        else:
+            wanted = spark.createDataFrame([(d,) for d in ids], "doc_id long")
+            frame = read_table(spark, out, table).join(F.broadcast(wanted), "doc_id").select("doc_id", *columns)
+            rows = (r.asDict() for r in frame.collect())
+        for row in rows:
+            found.setdefault(row["doc_id"], row)
     return found
 
 
@@ -140,7 +152,7 @@ def top_pairs(spark: SparkSession, out: str, limit: int, cross_host: bool = Fals
             out, "pairs", TABLE_SCHEMAS["pairs"].names, PAIR_ORDER, limit, _pair_keys, _cross_host if cross_host else None
         )
         rows = top.to_pylist()
-        docs = _documents(out, [r[f"doc_{x}"] for r in rows for x in "ab"], PAIR_DOC_COLUMNS)
+        docs = _documents(spark, out, [r[f"doc_{x}"] for r in rows for x in "ab"], PAIR_DOC_COLUMNS)
         for r in rows:
             for x in "ab":
                 doc = docs.get(r[f"doc_{x}"], {})
@@ -201,7 +213,7 @@ def pair_details(spark: SparkSession, out: str, keys: set[tuple[int, int]]) -> t
     for found in spans.values():
         found.sort()
     ids = sorted({d for key in keys for d in key})
-    texts = {d: row["text"] for d, row in _documents(out, ids, ["text"]).items()}
+    texts = {d: row["text"] for d, row in _documents(spark, out, ids, ["text"]).items()}
     return texts, spans, capped
 
 
@@ -282,7 +294,7 @@ def _clusters(spark: SparkSession, out: str, shown: int, members_shown: int) -> 
         rank = np.arange(len(cluster)) - np.repeat(starts, np.diff(np.r_[starts, len(cluster)])) + 1
         source = table.column("source_doc").to_numpy(zero_copy_only=False)
         keep = np.isin(cluster, [c["cluster_id"] for c in biggest]) & ((rank <= members_shown) | (doc == source))
-        known = _documents(out, doc[keep], ["url"])
+        known = _documents(spark, out, doc[keep], ["url"])
         members = [
             {"cluster_id": int(c), "doc_id": int(d), "_n": int(n), "url": known[int(d)]["url"]}
             for c, d, n in zip(cluster[keep], doc[keep], rank[keep])
