@@ -186,3 +186,27 @@ def test_batch_windows_refuses_pages_and_requests_that_do_not_fit_together():
     ):
         with pytest.raises(ValueError):
             batch_windows(**{**good, **bad})
+
+
+def test_a_characters_byte_is_found_from_its_checkpoint_in_any_order():
+    # windows' edges come in any order (no sort): each is found from the byte of the nearest
+    # checkpoint below it, against the prefix's UTF-8 length
+    from webwinnow.analysis import windows as W
+
+    rng = random.Random(5)
+    alphabet = "ab é€𝄞ß\u0301Ω"
+    for n in (0, 1, 63, 64, 65, 200, 1000):
+        text = "".join(rng.choice(alphabet) for _ in range(n))
+        doc = np.frombuffer(text.encode(), np.uint8)
+        marks = np.empty(len(doc) // W.CHECKPOINT + 2, np.int64)
+        chars = 0
+        for j, b in enumerate(doc.tolist()):
+            if b & 0xC0 != 0x80:
+                if chars % W.CHECKPOINT == 0:
+                    marks[chars // W.CHECKPOINT] = j
+                chars += 1
+        assert chars == len(text)
+        targets = list(range(n + 3))
+        rng.shuffle(targets)
+        for c in targets:
+            assert W._char_byte(doc, marks, c, chars) == len(text[:c].encode()), (n, c)

@@ -87,6 +87,25 @@ def _in_set(h, members, seen):
     return at < members.shape[0] and members[at] == h
 
 
+#: Characters between the checkpoints _page_windows finds a window's bytes from.
+CHECKPOINT = 64
+
+
+@njit(**JIT_OPTIONS)
+def _char_byte(doc, marks, target, chars):
+    """The byte character `target` of the UTF-8 `doc` starts at (its length for `target` >=
+    `chars`, the characters it holds), walked from the byte of character CHECKPOINT * k in marks[k]."""
+    if target >= chars:
+        return doc.shape[0]
+    at = target // CHECKPOINT
+    j = marks[at]
+    for _ in range(target - at * CHECKPOINT):
+        j += 1
+        while (doc[j] & 0xC0) == 0x80:
+            j += 1
+    return j
+
+
 @njit(**JIT_OPTIONS)
 def _page_windows(doc, offs, ends, hashes, selected, req_lo, req_hi, req_side, k, w, margin, mod_p, bp, bp_seen, tp, tp_seen):
     """One page's windows, as _slice_windows defines them: per request (lo, hi, side), the
@@ -117,23 +136,24 @@ def _page_windows(doc, offs, ends, hashes, selected, req_lo, req_hi, req_side, k
             ascii_only = False
             break
     if not ascii_only:
-        # each window's edges found by one walk over the bytes to the last of them, in order: a
-        # table of every character's byte cost a store a byte (a fifth of the kernel's time on the
-        # docs corpus's pages, most of which hold a character or two beyond ASCII)
-        edges = np.empty(2 * r, np.int64)
-        edges[:r] = start
-        edges[r:] = end
-        found = np.empty(2 * r, np.int64)
-        j = 0  # the byte the walk is at
-        c = 0  # characters that start before it
+        # each window's edges found from the byte of every CHECKPOINT-th character, walked forward
+        # from there: a table of every character's byte cost a store a byte (a fifth of the
+        # kernel's time on the docs corpus's pages, most of which hold a character or two beyond
+        # ASCII). No sort of the edges: a walk over them in sorted order gave, in two CI runs out
+        # of four, empty windows for edges visited out of order (never reproduced otherwise).
         size = doc.shape[0]
-        for e in np.argsort(edges):
-            while j < size and not (c == edges[e] and (doc[j] & 0xC0) != 0x80):
-                if (doc[j] & 0xC0) != 0x80:
-                    c += 1
-                j += 1
-            found[e] = j  # character edges[e] starts at byte j (the text's end: its length)
-        text_lo, text_hi = found[:r].copy(), found[r:].copy()
+        marks = np.empty(size // CHECKPOINT + 2, np.int64)
+        chars = 0
+        for j in range(size):
+            if (doc[j] & 0xC0) != 0x80:
+                if chars % CHECKPOINT == 0:
+                    marks[chars // CHECKPOINT] = j
+                chars += 1
+        text_lo = np.empty(r, np.int64)
+        text_hi = np.empty(r, np.int64)
+        for i in range(r):
+            text_lo[i] = _char_byte(doc, marks, start[i], chars)
+            text_hi[i] = _char_byte(doc, marks, end[i], chars)
     # fingerprints: positions (characters) and whether boilerplate
     m = selected.shape[0]
     positions = np.empty(m, np.int64)
