@@ -35,6 +35,14 @@ def test_tasks_counts_reach_the_driver_and_the_latest_of_each_task_wins():
         beacon.close()
 
 
+def test_closing_wakes_the_listener_however_long_it_would_wait(monkeypatch):
+    """Every command closes its beacon as it ends: the listener is woken, not waited for."""
+    monkeypatch.setattr(Beacon, "WAIT", None)  # a receive that never times out
+    beacon = Beacon("127.0.0.1")
+    beacon.close()
+    assert not beacon._thread.is_alive()
+
+
 def test_a_sender_sends_at_most_twice_a_second_unless_a_file_ends():
     beacon = Beacon("127.0.0.1")
     try:

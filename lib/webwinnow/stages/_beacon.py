@@ -24,11 +24,14 @@ EVERY = 0.5
 class Beacon:
     """The driver's end: a UDP socket on every interface, and the latest counts of every task."""
 
+    #: Seconds the listener waits in one receive before it looks whether it was closed.
+    WAIT: float | None = 0.5
+
     def __init__(self, host: str) -> None:
         self.token = secrets.token_hex(8)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.bind(("", 0))
-        self._sock.settimeout(0.5)
+        self._sock.settimeout(self.WAIT)
         self.address = (host, self._sock.getsockname()[1], self.token)
         self._latest: dict[str, tuple[int, int]] = {}
         self._lock = threading.Lock()
@@ -59,6 +62,12 @@ class Beacon:
 
     def close(self) -> None:
         self._closed.set()
+        # wake the listener from its receive now, not at its timeout: every command waited for it
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as wake:
+                wake.sendto(b"", ("127.0.0.1", self.address[1]))
+        except OSError:
+            pass
         self._thread.join(timeout=2)
         self._sock.close()
 

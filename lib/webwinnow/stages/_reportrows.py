@@ -134,14 +134,15 @@ PAIR_ORDER: Order = (("_c", True), ("_s", True), ("doc_a", False), ("doc_b", Fal
 
 def _cross_host(table: pa.Table) -> pa.Array:
     """Pairs whose pages are on different hosts, or where a page has none (Spark's
-    not(coalesce(host_a = host_b, false)))."""
-    hosts: dict[str | None, str | None] = {}
+    not(coalesce(host_a = host_b, false))). Each distinct URL's host is found once: a pair
+    table names each page in many pairs (docs corpus: 73,000 URLs, 13,000 distinct)."""
 
-    def of(urls) -> list:
-        return [hosts[u] if u in hosts else hosts.setdefault(u, host_of(u)) for u in urls.to_pylist()]
+    def hosts(urls: pa.ChunkedArray) -> pa.Array:
+        coded = pc.dictionary_encode(urls.combine_chunks())
+        return pa.array([host_of(u) for u in coded.dictionary.to_pylist()], pa.string()).take(coded.indices)
 
-    same = [a is not None and b is not None and a == b for a, b in zip(of(table.column("url_a")), of(table.column("url_b")))]
-    return pa.array([not s for s in same], pa.bool_())
+    same = pc.fill_null(pc.equal(hosts(table.column("url_a")), hosts(table.column("url_b"))), False)
+    return pc.invert(same)
 
 
 def top_pairs(spark: SparkSession, out: str, limit: int, cross_host: bool = False) -> tuple[list[dict], int]:
