@@ -23,6 +23,7 @@ from webwinnow.explore import (
     top_pairs,
 )
 from webwinnow.explore.figures import FIGURES
+from webwinnow.outputs.tables import table_meta
 
 from naive import pairs_under_cap
 
@@ -119,41 +120,76 @@ def test_the_report_links_every_figure_it_drew(sample_run):
         assert (report / "figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Not drawn" not in page
     assert 'href="figures.html"' in (report / "index.html").read_text()
+    # the run began them all as the passages stage ended, the boilerplate page's plot too
+    drawn = table_meta(sample_run, "report")["stats"]["figures_drawn"]
+    assert drawn == {"begun early": sorted({*linked, "rank_frequency.png"})}
 
 
-def test_the_figures_a_spark_task_draws_are_the_drivers_and_a_failed_task_leaves_them_to_the_driver(
+def test_the_figures_spark_tasks_draw_are_the_drivers_and_a_failed_task_leaves_them_to_the_driver(
     sample_run, spark_session, tmp_path
 ):
-    """The report stage draws every figure and the boilerplate page's plot in one Spark task
-    beside the driver's pages: the same PNGs, byte for byte, as drawn on the driver; when the
-    task fails (an executor without matplotlib), the driver draws them and says so."""
-    from webwinnow.explore.figures import write_figures
+    """The figures are begun in a Spark task as soon as their tables are made (after passages: the
+    clusters stage runs beside it), or by the report stage's own task (the report run alone), while
+    the driver writes its pages: the same PNGs, byte for byte, as drawn on the driver; when the task
+    fails (an executor without matplotlib), the driver draws them and says so."""
+    from webwinnow.explore.figures import figure_names, write_figures
     from webwinnow.htmlreport.plot import rank_frequency_png
     from webwinnow.stages._faults import SETTING
-    from webwinnow.stages.report import RANK_PLOT, _Figures
+    from webwinnow.stages._reportfigures import RANK_PLOT, Figures, SparkFigures, early_figures, rank_of
 
     run = RunOutput(sample_run)
     curve = run.table("rank_freq").sort_by("rank")
     runs = list(zip(*(curve.column(c).to_pylist() for c in ("rank", "rank_last", "docs", "hashes")), strict=True))
     rank = (runs, run.stats("hash_freq").get("fit"), run.stats("candidate_pairs")["max_df"])
+    assert rank_of(str(sample_run)) == rank
     plot = rank_frequency_png(*rank)
     driver = write_figures(run, tmp_path / "driver", max_docs=300)
     assert not any(entry.error for entry in driver)
     pngs = {spec.name: (tmp_path / "driver" / spec.name).read_bytes() for spec in FIGURES}
-    tasks = _Figures(spark_session, str(sample_run), 300, rank)
-    assert tasks.rank_plot() == plot
-    assert tasks.write(tmp_path / "tasks") == driver
-    assert set(tasks.pngs) == {*pngs, RANK_PLOT}, "the task drew every figure and the plot"
-    assert {name: (tmp_path / "tasks" / name).read_bytes() for name in pngs} == pngs
+    # every figure's tables are made once passages is; after hash_freq, the sample's and the curve's
+    assert early_figures(("clusters", "report")) == figure_names()
+    assert early_figures(("candidates", "passages", "clusters", "report")) == {
+        "rank_frequency_kgrams.png", "fit_residuals.png", "gaps.png", "density_by_w.png", "robust.png"
+    }  # fmt: skip
+    begun = SparkFigures(spark_session, str(sample_run), 300, figure_names(), rank, group="report")
+    early = Figures(spark_session, str(sample_run), 300, begun)
+    assert len(early.sources) == 1, "nothing left for a task of the report's own"
+    assert early.rank_plot() == plot
+    assert early.write(tmp_path / "early") == driver
+    assert set(early.where.values()) == {"begun early"} and set(early.where) == {*pngs, RANK_PLOT}
+    assert {name: (tmp_path / "early" / name).read_bytes() for name in pngs} == pngs
+    alone = Figures(spark_session, str(sample_run), 300, None)
+    assert alone.rank_plot() == plot
+    assert alone.write(tmp_path / "alone") == driver
+    assert set(alone.where.values()) == {"report task"}
+    assert {name: (tmp_path / "alone" / name).read_bytes() for name in pngs} == pngs
     spark_session.conf.set(SETTING, "report")  # the task's first attempt fails; local mode does not retry
     try:
-        failed = _Figures(spark_session, str(sample_run), 300, rank)
+        failed = Figures(spark_session, str(sample_run), 300, None)
         with pytest.warns(RuntimeWarning, match="figures' Spark task failed .*drawn on the driver"):
             assert failed.rank_plot() is None, "the driver draws the plot"
         assert failed.write(tmp_path / "fallback") == driver
     finally:
         spark_session.conf.unset(SETTING)
+    assert set(failed.where.values()) == {"driver"}
     assert {name: (tmp_path / "fallback" / name).read_bytes() for name in pngs} == pngs
+
+
+def test_each_figure_is_drawn_from_the_tables_it_says_it_reads(sample_run, tmp_path):
+    """A figure the report begins early must not read a table a later stage is still writing:
+    each figure is drawn from a folder holding only the tables its spec names (and an empty
+    documents folder, what makes a folder a run's), the same picture as from the whole run."""
+    from webwinnow.explore.figures import png_bytes
+
+    whole = RunOutput(sample_run)
+    for spec in FIGURES:
+        folder = tmp_path / spec.name
+        folder.mkdir()
+        for table in spec.reads:
+            (folder / table).symlink_to(sample_run / table, target_is_directory=True)
+        if "documents" not in spec.reads:
+            (folder / "documents").mkdir()
+        assert png_bytes(spec.draw(RunOutput(folder), 300)) == png_bytes(spec.draw(whole, 300)), spec.name
 
 
 @pytest.mark.parametrize("driver_rows", [2_000_000, -1])  # read on the driver; in Spark

@@ -10,7 +10,8 @@ from webwinnow.app.progress import Progress
 
 
 class _Tracker:
-    """SparkContext.statusTracker()'s calls, counted: one job of the group, stage 7 running."""
+    """SparkContext.statusTracker()'s calls, counted: one job of the group, its stage 7 running,
+    and stage 8 of another group's job (a later stage's, begun early)."""
 
     def __init__(self, calls: Counter) -> None:
         self.calls = calls
@@ -21,11 +22,11 @@ class _Tracker:
 
     def getJobInfo(self, job):
         self.calls["job"] += 1
-        return type("Job", (), {"status": "RUNNING"})()
+        return type("Job", (), {"status": "RUNNING", "stageIds": [6, 7]})()
 
     def getActiveStageIds(self):
         self.calls["stages"] += 1
-        return [7]
+        return [7, 8]
 
     def getStageInfo(self, stage):
         self.calls["stage"] += 1
@@ -76,6 +77,7 @@ def test_a_log_gets_a_line_each_interval_and_the_jvm_one_question_between(monkey
     progress._loop()  # polls at 0.5, 1.0, ... 6.0 s: lines at 2, 4 and 6 s
     lines = [line for line in capsys.readouterr().err.splitlines() if "tasks" in line]
     calls = spark.sparkContext.calls
+    # the stage's own tasks: stage 8 is another group's
     assert len(lines) == 3 and lines[0].startswith("webwinnow: passages: 4/10 tasks, 0 of 1 Spark jobs done, 2 s elapsed")
     assert calls["stage"] == calls["jobs"] == calls["job"] == 3  # one of each a line
     assert calls["stages"] == 12  # the running stages each poll (between lines: when each began)

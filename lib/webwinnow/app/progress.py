@@ -172,7 +172,11 @@ class Progress:
         jobs = [j for j in jobs if j is not None]
         done_jobs = sum(j.status == "SUCCEEDED" for j in jobs)
         running = []
+        # the stage's own: a later stage's job begun early (the report's figures) is not counted
+        mine = {sid for j in jobs for sid in j.stageIds}
         for sid in tracker.getActiveStageIds():
+            if sid not in mine:
+                continue
             info = tracker.getStageInfo(sid)
             if info is not None:
                 running.append((sid, info.numTasks, info.numCompletedTasks))

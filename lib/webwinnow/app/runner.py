@@ -329,6 +329,7 @@ def _run_in(plan: Plan, console: Console) -> dict:
                 summary["headline"] = stats["headline"]
             timings[s.name] = round(time.time() - began, 1)
             progress.end()
+            _begin_later(s, spark, cfg, plan)
     finally:
         progress.stop()
         _drop_unused(plan)
@@ -370,15 +371,17 @@ def _drop_unused(plan: Plan) -> None:
     plan.handoff.clear()
 
 
-def _run_stage(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, progress: Any) -> dict:
-    module = importlib.import_module(s.module)
-    counters = None
-    if s.reads:
-        progress.begin(s.name)
-    else:  # it reads the crawl: progress by bytes of the input files
-        counters = progress.counters()
-        progress.begin(s.name, sum(max(f.size, 0) for f in plan.inputs), counters)
-    ctx = StageContext(
+def _begin_later(done: Stage, spark: Any, cfg: RunConfig, plan: Plan) -> None:
+    """Let the command's later stages that begin after `done` begin (Stage.begins_after)."""
+    later = plan.stages[plan.stages.index(done) + 1 :]
+    for s in later:
+        if s.begins_after == done.name:
+            module = importlib.import_module(s.module)
+            module.begin(_context(s, spark, _stage_config(cfg, plan.folder, s), plan, None, later))
+
+
+def _context(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, counters: Any, later: list[Stage]) -> StageContext:
+    return StageContext(
         spark,
         cfg,
         plan.folder,
@@ -387,10 +390,20 @@ def _run_stage(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, progress: Any) 
         index=plan.index,
         manifest=plan.manifest,
         progress=counters,
-        later=tuple(x.name for x in plan.stages[plan.stages.index(s) + 1 :]),
+        later=tuple(x.name for x in later),
         handoff=plan.handoff,
     )
-    return dict(module.run(ctx))
+
+
+def _run_stage(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, progress: Any) -> dict:
+    module = importlib.import_module(s.module)
+    counters = None
+    if s.reads:
+        progress.begin(s.name)
+    else:  # it reads the crawl: progress by bytes of the input files
+        counters = progress.counters()
+        progress.begin(s.name, sum(max(f.size, 0) for f in plan.inputs), counters)
+    return dict(module.run(_context(s, spark, cfg, plan, counters, plan.stages[plan.stages.index(s) + 1 :])))
 
 
 def _print_summary(s: dict, console: Console, tables: list[str]) -> None:

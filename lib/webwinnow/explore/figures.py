@@ -331,6 +331,8 @@ class FigureSpec:
     caption: str
     notebook: str  # the notebook that explores it further
     draw: Callable[[RunOutput, int | None], Any]
+    #: the tables its numbers come from (rows, statistics or the settings recorded beside them)
+    reads: tuple[str, ...]
 
 
 def _rank_frequency(run: RunOutput, max_docs: int | None):
@@ -376,6 +378,7 @@ FIGURES = (
         "k-gram hashes against winnowed fingerprints of a sample of documents.",
         "hash_frequencies.ipynb",
         _rank_frequency,
+        ("documents", "fingerprints", "doc_stats", "rank_freq", "hash_freq"),
     ),
     FigureSpec(
         "fit_residuals.png",
@@ -384,6 +387,7 @@ FIGURES = (
         "seen in one document are where the line stops describing the curve.",
         "hash_frequencies.ipynb",
         lambda run, n: fit_residuals_figure(fit_quality(fingerprint_curve(run))),
+        ("doc_stats", "rank_freq", "hash_freq"),
     ),
     FigureSpec(
         "max_df.png",
@@ -391,6 +395,7 @@ FIGURES = (
         "Document pairs and the share of fingerprints left out as boilerplate for every max_df, with this run's choice marked.",
         "hash_frequencies.ipynb",
         _sweep,
+        ("fingerprints", "doc_stats", "candidate_pairs", "documents"),
     ),
     FigureSpec(
         "gaps.png",
@@ -399,6 +404,7 @@ FIGURES = (
         "at the same expected density (the paper's Web-data table).",
         "density_and_gaps.ipynb",
         _paper,
+        ("documents", "fingerprints"),
     ),
     FigureSpec(
         "density_by_w.png",
@@ -406,6 +412,7 @@ FIGURES = (
         "Measured fingerprint density over a range of windows, with 2/(w+1) and the lower bound 1.5/(w+1).",
         "density_and_gaps.ipynb",
         lambda run, n: density_figure(density_by_w(run, max_docs=n), run.winnow["k"]),
+        ("documents", "fingerprints"),
     ),
     FigureSpec(
         "robust.png",
@@ -414,6 +421,7 @@ FIGURES = (
         "most repetitive documents.",
         "density_and_gaps.ipynb",
         lambda run, n: robust_figure(robust_vs_standard(run, max_docs=n), run.winnow["w"]),
+        ("documents", "fingerprints"),
     ),
     FigureSpec(
         "pairs_scatter.png",
@@ -422,6 +430,7 @@ FIGURES = (
         "other, against their overlap.",
         "pairs_explorer.ipynb",
         _scatter,
+        ("pairs",),
     ),
     FigureSpec(
         "passage_lengths.png",
@@ -429,6 +438,7 @@ FIGURES = (
         "The lengths of the copied passages against k and the guarantee threshold t.",
         "pairs_explorer.ipynb",
         _passages,
+        ("passages", "fingerprints"),
     ),
 )
 
@@ -483,3 +493,9 @@ def write_figures(run: RunOutput, folder: str | os.PathLike[str], max_docs: int 
 
 def figure_names() -> set[str]:
     return {spec.name for spec in FIGURES}
+
+
+def drawable(tables: Iterable[str]) -> set[str]:
+    """The figures drawn from these tables alone."""
+    have = set(tables)
+    return {spec.name for spec in FIGURES if have.issuperset(spec.reads)}

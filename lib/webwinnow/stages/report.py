@@ -12,20 +12,15 @@ pages (the executors wait for the report otherwise, and the figures are most of 
 
 from __future__ import annotations
 
-import warnings
-
-import pyarrow as pa
-
 from ..config import RunConfig
 from ..errors import UserError
 from ..htmlreport import PairView, write_report
 from ..htmlreport.summary import headline
-from ..outputs.tables import read_arrow, table_meta, write_folder
+from ..outputs.tables import table_meta, write_folder
 from . import WRITER, StageContext
-from ._faults import injected_stages, maybe_fail
-from ._frames import spark_schema
+from ._reportfigures import EARLY, Figures, rank_of
+from ._reportfigures import begin as begin  # the runner's: the figures begun before the report
 from ._reportrows import pair_details, run_pages, top_hashes, top_pairs
-from ._tasks import slots
 
 #: The tables whose stages' statistics the summary shows, and which of their keys it lifts up.
 SHOWN = {
@@ -114,94 +109,15 @@ def _view(r, text_a: str | None, text_b: str | None, spans: list, capped: bool, 
     )
 
 
-#: The figures as their task returns them (explore.figures.drawn), the boilerplate page's plot
-#: among them (as RANK_PLOT).
-FIGURE_ROWS = pa.schema([("name", pa.string()), ("png", pa.binary()), ("error", pa.string())])
-#: The name the figure task gives the boilerplate page's plot (htmlreport.plot).
-RANK_PLOT = "rank_frequency.png"
-
-
-class _Figures:
-    """The report's PNGs, every figure of the figures page and the boilerplate page's plot,
-    drawn by one Spark task in a thread of the driver's while the driver writes its pages.
-
-    One process draws them all: matplotlib's first figure costs a process about 0.9 CPU-s more
-    than its next ones (its imports, fonts, the first layout), which the driver paid again when
-    it drew half of them (docs corpus: the driver's figures 2.1-2.3 CPU-s, the same drawn after
-    others 1.3-1.4). write() and rank_plot() wait for the task; whatever it did not give (its
-    job failed: an executor without matplotlib, say, or a figure that failed there) the driver
-    draws. `rank` is the plot's (runs, fit, max_df), as the driver would draw it."""
-
-    def __init__(self, spark, out: str, max_docs: int, rank: tuple) -> None:
-        from pyspark import InheritableThread
-
-        self.out, self.max_docs = out, max_docs
-        self.pngs: dict[str, tuple[bytes | None, str]] = {}
-        self.failed = ""
-        self._warned = False
-        self._thread = InheritableThread(lambda: self._draw(spark, rank), session=spark)
-        self._thread.daemon = True
-        self._thread.start()
-
-    def _draw(self, spark, rank: tuple) -> None:
-        out, max_docs = self.out, self.max_docs
-        inject = injected_stages(spark)
-
-        def draw(batches):
-            from ..explore.figures import drawn, figure_names
-            from ..explore.run import RunOutput
-            from ..htmlreport.plot import rank_frequency_png
-
-            for _ in batches:
-                maybe_fail("report", inject)
-                got = drawn(RunOutput(out, tables_in=out), figure_names(), max_docs)
-                try:
-                    got.append((RANK_PLOT, rank_frequency_png(*rank), ""))
-                except Exception as exc:  # noqa: BLE001 - the driver draws it, and says why if it fails there too
-                    got.append((RANK_PLOT, None, f"{type(exc).__name__}: {exc}"))
-                yield pa.RecordBatch.from_pylist([dict(zip(FIGURE_ROWS.names, g, strict=True)) for g in got], FIGURE_ROWS)
-
-        try:
-            got = slots(spark, 1).mapInArrow(draw, spark_schema(FIGURE_ROWS)).toArrow()
-        except Exception as exc:  # noqa: BLE001 - the driver draws them instead
-            self.failed = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            return
-        for name, png, error in zip(*(got.column(c).to_pylist() for c in FIGURE_ROWS.names), strict=True):
-            self.pngs[name] = (png, error or "")
-
-    def _joined(self) -> None:
-        self._thread.join()
-        if self.failed and not self._warned:
-            self._warned = True
-            warnings.warn(
-                f"report: the figures' Spark task failed ({self.failed}); drawn on the driver", RuntimeWarning, stacklevel=3
-            )
-
-    def rank_plot(self) -> bytes | None:
-        """The boilerplate page's plot as the task drew it; None: the driver draws it."""
-        self._joined()
-        return self.pngs.get(RANK_PLOT, (None, ""))[0]
-
-    def write(self, folder):
-        from ..explore.figures import drawn, figure_entries, figure_names
-        from ..explore.run import RunOutput
-
-        self._joined()
-        run = RunOutput(self.out, tables_in=self.out)
-        pngs = {name: got for name, got in self.pngs.items() if got[0] is not None and name != RANK_PLOT}
-        missing = figure_names() - set(pngs)
-        pngs.update({name: (png, error) for name, png, error in drawn(run, missing, self.max_docs)})
-        return figure_entries(run, folder, pngs, self.max_docs)
-
-
 def run(ctx: StageContext) -> dict:
     spark, cfg, out = ctx.spark, ctx.cfg, ctx.out
     rcfg = cfg.report
     stats = _stats(cfg, out)
-    curve = read_arrow(out, "rank_freq").sort_by("rank")  # a few hundred rows: no Spark job
-    runs = list(zip(*(curve.column(name).to_pylist() for name in ("rank", "rank_last", "docs", "hashes")), strict=True))
-    fit = stats["stages"].get(WRITER["rank_freq"].name, {}).get("fit", {})
-    figures = _Figures(spark, out, rcfg.figure_docs, (runs, fit, stats.get("max_df"))) if rcfg.figure_docs else None
+    runs, fit, _ = rank_of(out)
+    figures = None
+    if rcfg.figure_docs:
+        begun = ctx.handoff.pop(EARLY, None)
+        figures = Figures(spark, out, rcfg.figure_docs, begun["figures"] if begun else None)
     top, total = top_pairs(spark, out, rcfg.pairs)
     cross, total_cross = top_pairs(spark, out, rcfg.pairs, cross_host=True)
     stats["cross_host_pairs"] = total_cross
@@ -248,4 +164,6 @@ def run(ctx: StageContext) -> dict:
         )
 
     write_folder(out, "report", write)
-    return {"index": "report/index.html", "headline": stats["headline"]}
+    where = figures.where if figures is not None else {}
+    drawn = {by: sorted(name for name in where if where[name] == by) for by in sorted(set(where.values()))}
+    return {"index": "report/index.html", "headline": stats["headline"], "figures_drawn": drawn}
