@@ -59,7 +59,10 @@ def begin(ctx: StageContext) -> None:
     names = early_figures(ctx.later)
     if not ctx.cfg.report.figure_docs or not names:
         return
-    rank = rank_of(ctx.out) if settled(ctx.later).issuperset(RANK_READS) else None
+    try:
+        rank = rank_of(ctx.out) if settled(ctx.later).issuperset(RANK_READS) else None
+    except Exception:  # noqa: BLE001 - only a head start: the report stage reads them again, and says what is wrong
+        return
     ctx.handoff[EARLY] = {"figures": SparkFigures(ctx.spark, ctx.out, ctx.cfg.report.figure_docs, names, rank, group="report")}
 
 
