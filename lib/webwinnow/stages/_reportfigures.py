@@ -88,9 +88,13 @@ class SparkFigures:
 
     def _draw(self, spark, rank: tuple | None, group: str) -> None:
         out, max_docs, names = self.out, self.max_docs, sorted(self.names)
-        inject = injected_stages(spark)
-        if group:  # begun by the runner between stages: its job is the report's
-            spark.sparkContext.setJobGroup(group, "webwinnow report: figures")
+        try:
+            inject = injected_stages(spark)
+            if group:  # begun by the runner between stages: its job is the report's
+                spark.sparkContext.setJobGroup(group, "webwinnow report: figures")
+        except Exception as exc:  # noqa: BLE001 - the driver draws them instead
+            self.failed = f"{type(exc).__name__}: {exc}"
+            return
 
         def draw(batches):
             from ..explore.figures import drawn
