@@ -120,7 +120,8 @@ def test_the_report_links_every_figure_it_drew(sample_run):
         assert (report / "figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Not drawn" not in page
     assert 'href="figures.html"' in (report / "index.html").read_text()
-    # the run began them all as the passages stage ended, the boilerplate page's plot too
+    # the run began them all before the report: the sample's as candidates ended, the others and
+    # the boilerplate page's plot as passages ended
     drawn = table_meta(sample_run, "report")["stats"]["figures_drawn"]
     assert drawn == {"begun early": sorted({*linked, "rank_frequency.png"})}
 
@@ -128,10 +129,11 @@ def test_the_report_links_every_figure_it_drew(sample_run):
 def test_the_figures_spark_tasks_draw_are_the_drivers_and_a_failed_task_leaves_them_to_the_driver(
     sample_run, spark_session, tmp_path
 ):
-    """The figures are begun in a Spark task as soon as their tables are made (after passages: the
-    clusters stage runs beside it), or by the report stage's own task (the report run alone), while
-    the driver writes its pages: the same PNGs, byte for byte, as drawn on the driver; when the task
-    fails (an executor without matplotlib), the driver draws them and says so."""
+    """The figures are begun in Spark tasks as soon as their tables are made (the sample's after
+    candidates, beside passages; the others after passages, beside clusters), or by the report
+    stage's own tasks (the report run alone), while the driver writes its pages: the same PNGs,
+    byte for byte, as drawn on the driver; when the task fails (an executor without matplotlib),
+    the driver draws them and says so."""
     from webwinnow.explore.figures import figure_names, write_figures
     from webwinnow.htmlreport.plot import rank_frequency_png
     from webwinnow.stages._faults import SETTING
@@ -152,20 +154,20 @@ def test_the_figures_spark_tasks_draw_are_the_drivers_and_a_failed_task_leaves_t
         "rank_frequency_kgrams.png", "fit_residuals.png", "gaps.png", "density_by_w.png", "robust.png"
     }  # fmt: skip
     begun = SparkFigures(spark_session, str(sample_run), 300, figure_names(), rank, group="report")
-    early = Figures(spark_session, str(sample_run), 300, begun)
+    early = Figures(spark_session, str(sample_run), 300, [begun])
     assert len(early.sources) == 1, "nothing left for a task of the report's own"
     assert early.rank_plot() == plot
     assert early.write(tmp_path / "early") == driver
     assert set(early.where.values()) == {"begun early"} and set(early.where) == {*pngs, RANK_PLOT}
     assert {name: (tmp_path / "early" / name).read_bytes() for name in pngs} == pngs
-    alone = Figures(spark_session, str(sample_run), 300, None)
+    alone = Figures(spark_session, str(sample_run), 300)
     assert alone.rank_plot() == plot
     assert alone.write(tmp_path / "alone") == driver
     assert set(alone.where.values()) == {"report task"}
     assert {name: (tmp_path / "alone" / name).read_bytes() for name in pngs} == pngs
     spark_session.conf.set(SETTING, "report")  # the task's first attempt fails; local mode does not retry
     try:
-        failed = Figures(spark_session, str(sample_run), 300, None)
+        failed = Figures(spark_session, str(sample_run), 300)
         with pytest.warns(RuntimeWarning, match="figures' Spark task failed .*drawn on the driver"):
             assert failed.rank_plot() is None, "the driver draws the plot"
         assert failed.write(tmp_path / "fallback") == driver

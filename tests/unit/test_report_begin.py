@@ -31,3 +31,49 @@ def test_no_figures_asked_for_begins_nothing(tmp_path):
     ctx = StageContext(spark=None, cfg=cfg, folder=_Folder(str(tmp_path)), later=("clusters", "report"))
     begin(ctx)
     assert EARLY not in ctx.handoff
+
+
+def test_each_group_of_figures_begins_once_its_tables_are_made_and_the_plot_with_the_last(tmp_path, monkeypatch):
+    """After candidates the sample's figures can be drawn (they share its k-grams: one task);
+    the others read pairs and passages. Each call begins only the groups complete by then and not
+    yet begun; the boilerplate page's plot goes with the last group."""
+    from webwinnow.explore import figures
+    from webwinnow.stages import _reportfigures
+
+    made = []
+
+    class Recorded:
+        def __init__(self, spark, out, max_docs, names, rank=None, group=""):
+            self.names, self.plot = frozenset(names), rank is not None
+            made.append(self)
+
+    monkeypatch.setattr(_reportfigures, "SparkFigures", Recorded)
+    monkeypatch.setattr(_reportfigures, "rank_of", lambda out: ([], {}, 7))
+    sample = {spec.name for spec in figures.FIGURES if spec.shares == figures.SAMPLE_KGRAMS}
+    assert sample == {"rank_frequency_kgrams.png", "gaps.png", "density_by_w.png", "robust.png"}
+    ctx = StageContext(spark=None, cfg=RunConfig(), folder=_Folder(str(tmp_path)), later=("passages", "clusters", "report"))
+    begin(ctx)
+    assert [(m.names, m.plot) for m in made] == [(sample, False)]
+    begin(ctx)  # nothing more is complete: nothing begun twice
+    assert len(made) == 1
+    ctx = StageContext(
+        spark=None, cfg=RunConfig(), folder=_Folder(str(tmp_path)), later=("clusters", "report"), handoff=ctx.handoff
+    )
+    begin(ctx)
+    assert [(m.names, m.plot) for m in made] == [(sample, False), (figures.figure_names() - sample, True)]
+    assert ctx.handoff[EARLY]["figures"] == made
+    begin(ctx)
+    assert len(made) == 2
+
+
+def test_figure_groups_keep_what_figures_share_in_one_process():
+    from webwinnow.explore.figures import FIGURES, SAMPLE_KGRAMS, figure_groups, figure_names
+
+    shares = {spec.name: spec.shares for spec in FIGURES}
+    groups = figure_groups(figure_names())
+    assert sorted(name for group in groups for name in group) == sorted(figure_names())
+    assert [{shares[name] for name in group} for group in groups] == [{SAMPLE_KGRAMS}, {""}]
+    order = [spec.name for spec in FIGURES]
+    assert all(group == sorted(group, key=order.index) for group in groups)
+    assert figure_groups(["max_df.png", "gaps.png"]) == [["gaps.png"], ["max_df.png"]]
+    assert figure_groups([]) == []

@@ -375,7 +375,7 @@ def _begin_later(done: Stage, spark: Any, cfg: RunConfig, plan: Plan) -> None:
     """Let the command's later stages that begin after `done` begin (Stage.begins_after)."""
     later = plan.stages[plan.stages.index(done) + 1 :]
     for s in later:
-        if s.begins_after == done.name:
+        if done.name in s.begins_after:
             module = importlib.import_module(s.module)
             module.begin(_context(s, spark, _stage_config(cfg, plan.folder, s), plan, None, later))
 

@@ -333,6 +333,9 @@ class FigureSpec:
     draw: Callable[[RunOutput, int | None], Any]
     #: the tables its numbers come from (rows, statistics or the settings recorded beside them)
     reads: tuple[str, ...]
+    #: what it computes that other figures use too (RunOutput caches it): figures sharing it are
+    #: drawn by the same process (figure_groups)
+    shares: str = ""
 
 
 def _rank_frequency(run: RunOutput, max_docs: int | None):
@@ -370,6 +373,10 @@ def _scatter(run: RunOutput, max_docs: int | None):
     return pairs_scatter_figure(*pair_sample(run))
 
 
+#: What the per-document figures share: the document sample's k-gram hashes and their counts
+#: (RunOutput.sample_kgrams, sample_frequencies; 1.0-1.3 CPU-s on the docs corpus).
+SAMPLE_KGRAMS = "sample_kgrams"
+
 FIGURES = (
     FigureSpec(
         "rank_frequency_kgrams.png",
@@ -379,6 +386,7 @@ FIGURES = (
         "hash_frequencies.ipynb",
         _rank_frequency,
         ("documents", "fingerprints", "doc_stats", "rank_freq", "hash_freq"),
+        SAMPLE_KGRAMS,
     ),
     FigureSpec(
         "fit_residuals.png",
@@ -405,6 +413,7 @@ FIGURES = (
         "density_and_gaps.ipynb",
         _paper,
         ("documents", "fingerprints"),
+        SAMPLE_KGRAMS,
     ),
     FigureSpec(
         "density_by_w.png",
@@ -413,6 +422,7 @@ FIGURES = (
         "density_and_gaps.ipynb",
         lambda run, n: density_figure(density_by_w(run, max_docs=n), run.winnow["k"]),
         ("documents", "fingerprints"),
+        SAMPLE_KGRAMS,
     ),
     FigureSpec(
         "robust.png",
@@ -422,6 +432,7 @@ FIGURES = (
         "density_and_gaps.ipynb",
         lambda run, n: robust_figure(robust_vs_standard(run, max_docs=n), run.winnow["w"]),
         ("documents", "fingerprints"),
+        SAMPLE_KGRAMS,
     ),
     FigureSpec(
         "pairs_scatter.png",
@@ -493,6 +504,18 @@ def write_figures(run: RunOutput, folder: str | os.PathLike[str], max_docs: int 
 
 def figure_names() -> set[str]:
     return {spec.name for spec in FIGURES}
+
+
+def figure_groups(names: Iterable[str]) -> list[list[str]]:
+    """The named figures in groups that different processes can draw side by side: those sharing
+    what they compute (FigureSpec.shares) in one group, each other figure in the first group of
+    its own kind ("" shares nothing); in FIGURES' order, the group sharing nothing last."""
+    wanted = set(names)
+    groups: dict[str, list[str]] = {}
+    for spec in FIGURES:
+        if spec.name in wanted:
+            groups.setdefault(spec.shares, []).append(spec.name)
+    return [groups[key] for key in sorted(groups, key=lambda key: key == "")]
 
 
 def drawable(tables: Iterable[str]) -> set[str]:

@@ -347,10 +347,10 @@ class Stage:
     check: Callable[[StageCheck], dict] = field(default=lambda c: {})
     #: what the run's summary holds for it, given its statistics and where the run is
     entry: Callable[[dict, str], Any] = field(default=lambda stats, where: stats)
-    #: a stage of the same command after whose end this one begins part of its work (its
+    #: the stages of the same command after whose end this one begins part of its work (its
     #: module's ``begin(ctx)``, ctx.later the stages still to run, this one among them): the
-    #: report's figures, drawn from tables no stage after passages writes
-    begins_after: str = ""
+    #: report's figures, each group drawn once no later stage writes its tables
+    begins_after: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -470,7 +470,7 @@ STAGES: tuple[Stage, ...] = (
         # are there, so running dedup alone leaves the report stale (and --downstream redraws it)
         follows=("indexed_documents", "deduped", "contamination"),
         entry=_report_entry,
-        begins_after="passages",
+        begins_after=("candidates", "passages"),
     ),
 )
 #: What `run` runs by default (dedup with --dedup), and what `check` runs.

@@ -1,16 +1,19 @@
 """Who draws the report's figures, and when: the figures page's PNGs and the boilerplate page's plot.
 
-One Spark task draws them all, begun by the runner as soon as the tables they read are made
-(`begin`, after the passages stage: the clusters stage, a few short jobs that leave a core idle,
-runs beside it), or by the report stage when nothing began it (the report run alone); the driver
-writes the other pages meanwhile. What the task did not give (a failed job: an executor without
-matplotlib, say), the driver draws. The PNGs are the same, byte for byte, whoever draws them
-(the suite compares them).
+Spark tasks draw them, one per group of figures that share what they compute (the
+per-document figures, the document sample's k-grams), each group begun by the runner as soon
+as the tables it reads are made (`begin`): the sample's after the candidates stage, beside
+the passages stage (whose first second, the driver planning its window pass, leaves a core
+idle), the others with the boilerplate page's plot after passages, beside the clusters stage.
+A report run alone begins them itself; the driver writes the other pages meanwhile. What the
+tasks did not give (a failed job: an executor without matplotlib, say), the driver draws. The
+PNGs are the same, byte for byte, whoever draws them (the suite compares them).
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import pyarrow as pa
 
@@ -54,26 +57,42 @@ def early_figures(later: tuple[str, ...]) -> set[str]:
 
 
 def begin(ctx: StageContext) -> None:
-    """Begin drawing the figures whose tables are made (ctx.later: the stages the command still
-    runs, the report among them), in one Spark task beside the stages before the report."""
-    names = early_figures(ctx.later)
-    if not ctx.cfg.report.figure_docs or not names:
+    """Begin drawing each group of figures (explore.figures.figure_groups) whose tables are all
+    made (ctx.later: the stages the command still runs, the report among them) and that no
+    earlier call began, in a Spark task beside the stages before the report; the boilerplate
+    page's plot with the last of them."""
+    if not ctx.cfg.report.figure_docs:
         return
-    try:
-        rank = rank_of(ctx.out) if settled(ctx.later).issuperset(RANK_READS) else None
-    except Exception:  # noqa: BLE001 - only a head start: the report stage reads them again, and says what is wrong
+    from ..explore.figures import figure_groups, figure_names
+
+    now, every = early_figures(ctx.later), figure_names()
+    begun: list[SparkFigures] = ctx.handoff.get(EARLY, {}).get("figures", [])
+    started = {name for figures in begun for name in figures.names}
+    names = {
+        name for group in figure_groups(every) if now.issuperset(group) and not started.intersection(group) for name in group
+    }
+    if not names:
         return
-    ctx.handoff[EARLY] = {"figures": SparkFigures(ctx.spark, ctx.out, ctx.cfg.report.figure_docs, names, rank, group="report")}
+    rank = None
+    if not (every - started - names) and not any(figures.plot for figures in begun):
+        try:
+            rank = rank_of(ctx.out) if settled(ctx.later).issuperset(RANK_READS) else None
+        except Exception:  # noqa: BLE001 - only a head start: the report stage reads them again, and says what is wrong
+            return
+    figures = SparkFigures(ctx.spark, ctx.out, ctx.cfg.report.figure_docs, names, rank, group="report")
+    ctx.handoff[EARLY] = {"figures": [*begun, figures]}
 
 
 class SparkFigures:
-    """The named figures, and the boilerplate page's plot when `rank` is given, drawn by one
-    Spark task in a thread of the driver's while the driver goes on.
+    """The named figures, and the boilerplate page's plot when `rank` is given, drawn by Spark
+    tasks in a thread of the driver's while the driver goes on.
 
-    One process draws them all: matplotlib's first figure costs a process about 0.9 CPU-s more
-    than its next ones (its imports, fonts, the first layout), and the per-document figures
-    share their sample's texts and k-grams. `pngs()` waits for the task; what it did not give
-    (its job failed) is missing from it."""
+    One task per group of explore.figures.figure_groups, side by side: the per-document figures
+    share their sample's texts and k-grams (1.0-1.3 CPU-s) and are drawn by one process, the
+    others and the plot by another. A second process costs little more than one: matplotlib is
+    imported before the workers are forked (stages._prestart), its first figure then costs a
+    tenth of a CPU-second more than the next. `pngs()` waits for the tasks; what they did not
+    give (their job failed) is missing from it."""
 
     def __init__(self, spark, out: str, max_docs: int, names: set[str], rank: tuple | None = None, group: str = "") -> None:
         from pyspark import InheritableThread
@@ -96,23 +115,28 @@ class SparkFigures:
             self.failed = f"{type(exc).__name__}: {exc}"
             return
 
+        from ..explore.figures import figure_groups
+
+        groups = figure_groups(names) or [[]]
+
         def draw(batches):
             from ..explore.figures import drawn
             from ..explore.run import RunOutput
             from ..htmlreport.plot import rank_frequency_png
 
-            for _ in batches:
-                maybe_fail("report", inject)
-                got = drawn(RunOutput(out, tables_in=out), names, max_docs)
-                if rank is not None:
-                    try:
-                        got.append((RANK_PLOT, rank_frequency_png(*rank), ""))
-                    except Exception as exc:  # noqa: BLE001 - the driver draws it, and says why if it fails there too
-                        got.append((RANK_PLOT, None, f"{type(exc).__name__}: {exc}"))
-                yield pa.RecordBatch.from_pylist([dict(zip(FIGURE_ROWS.names, g, strict=True)) for g in got], FIGURE_ROWS)
+            for batch in batches:
+                for group in batch.column("id").to_pylist():
+                    maybe_fail("report", inject)
+                    got = drawn(RunOutput(out, tables_in=out), groups[group], max_docs)
+                    if rank is not None and group == len(groups) - 1:  # with the figures sharing nothing, if any
+                        try:
+                            got.append((RANK_PLOT, rank_frequency_png(*rank), ""))
+                        except Exception as exc:  # noqa: BLE001 - the driver draws it, and says why if it fails there too
+                            got.append((RANK_PLOT, None, f"{type(exc).__name__}: {exc}"))
+                    yield pa.RecordBatch.from_pylist([dict(zip(FIGURE_ROWS.names, g, strict=True)) for g in got], FIGURE_ROWS)
 
         try:
-            got = slots(spark, 1).mapInArrow(draw, spark_schema(FIGURE_ROWS)).toArrow()
+            got = slots(spark, len(groups)).mapInArrow(draw, spark_schema(FIGURE_ROWS)).toArrow()
         except Exception as exc:  # noqa: BLE001 - the driver draws them instead
             self.failed = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             return
@@ -129,13 +153,13 @@ class Figures:
     """The report's figures for its pages: from the task begun before the report, a task of the
     report's own for what that one was not asked for, and the driver (what neither gave)."""
 
-    def __init__(self, spark, out: str, max_docs: int, begun: SparkFigures | None) -> None:
+    def __init__(self, spark, out: str, max_docs: int, begun: Sequence[SparkFigures] = ()) -> None:
         from ..explore.figures import figure_names
 
         self.out, self.max_docs = out, max_docs
-        self.sources = [("begun early", begun)] if begun is not None else []
-        rest = figure_names() - (begun.names if begun is not None else set())
-        plot = begun is None or not begun.plot
+        self.sources = [("begun early", figures) for figures in begun]
+        rest = figure_names() - {name for figures in begun for name in figures.names}
+        plot = not any(figures.plot for figures in begun)
         if rest or plot:
             self.sources.append(("report task", SparkFigures(spark, out, max_docs, rest, rank_of(out) if plot else None)))
         self.where: dict[str, str] = {}

@@ -117,7 +117,7 @@ def run(ctx: StageContext) -> dict:
     figures = None
     if rcfg.figure_docs:
         begun = ctx.handoff.pop(EARLY, None)
-        figures = Figures(spark, out, rcfg.figure_docs, begun["figures"] if begun else None)
+        figures = Figures(spark, out, rcfg.figure_docs, begun["figures"] if begun else [])
     top, total = top_pairs(spark, out, rcfg.pairs)
     cross, total_cross = top_pairs(spark, out, rcfg.pairs, cross_host=True)
     stats["cross_host_pairs"] = total_cross
