@@ -79,16 +79,50 @@ def test_the_clusters_stage_in_spark_gives_the_drivers_table(sample_run, tmp_pat
     assert json.loads((sample_run / "clusters" / "_webwinnow.json").read_text())["stats"]["components"] == "driver"
 
 
-def test_identical_texts_keyed_on_the_driver_are_sparks_groups(spark_session, sample_run):
-    from webwinnow.stages.clusters import identical_groups, identical_on_driver
+@pytest.mark.parametrize("stored", [True, False])
+def test_identical_texts_keyed_on_the_driver_are_sparks_groups(spark_session, sample_run, monkeypatch, stored):
+    """The same groups whichever way the texts are keyed: from the keys the run's extract tasks
+    kept beside doc_stats (stored), or from the texts again, on the driver, by Python tasks, or
+    in Spark."""
+    from webwinnow.stages import clusters
+    from webwinnow.stages.clusters import identical_groups, identical_on_driver, stored_text_keys
 
     keys = [("doc_id", "ascending")]
+    assert stored_text_keys(str(sample_run)), "the run's extract tasks kept the texts' keys"
+    if not stored:
+        monkeypatch.setattr(clusters, "stored_text_keys", lambda out: None)
     driver = identical_on_driver(str(sample_run))
     # keyed by Python tasks, one per documents file, grouped on the driver (a run's way)
     tasks = identical_on_driver(str(sample_run), spark_session)
     spark = identical_groups(spark_session, str(sample_run)).toArrow().cast(driver.schema)
     assert driver.num_rows > 0 and driver.sort_by(keys).equals(spark.sort_by(keys))
     assert tasks.equals(driver)
+    monkeypatch.setattr(clusters, "stored_text_keys", lambda out: None)
+    assert identical_on_driver(str(sample_run)).equals(driver)
+
+
+def test_text_keys_are_used_only_while_doc_stats_is_current(sample_run, tmp_path):
+    """Keys kept beside a doc_stats made from older documents, or by a webwinnow that kept none,
+    are not used: the texts are keyed again."""
+    import json
+    import shutil
+
+    from webwinnow.stages.clusters import stored_text_keys
+
+    out = tmp_path / "run"
+    shutil.copytree(sample_run, out, symlinks=True)
+    assert stored_text_keys(str(out))
+    meta = out / "doc_stats" / "_webwinnow.json"
+    record = json.loads(meta.read_text())
+    record.pop("text_keys")
+    meta.write_text(json.dumps(record))
+    assert stored_text_keys(str(out)) is None
+    record["text_keys"] = "_text_keys"
+    meta.write_text(json.dumps(record))
+    assert stored_text_keys(str(out))
+    record["reads"] = {**record["reads"], "documents": "made-from-other-documents"}
+    meta.write_text(json.dumps(record))
+    assert stored_text_keys(str(out)) is None
 
 
 @pytest.mark.parametrize("driver_edges", [None, 0])

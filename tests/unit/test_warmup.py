@@ -186,10 +186,11 @@ def test_the_warm_up_calls_the_counting_and_seeding_kernels_with_the_types_their
 
 
 def test_the_warm_up_calls_the_normalizer_with_the_types_the_clusters_tasks_do():
-    """The clusters stage's tasks key texts from a documents file's row groups (clusters.
-    keyed_arrow): a warm-up that called the normalizer otherwise left each worker loading that
-    version itself (0.3 CPU-s a worker). In a new process: what the warm-up loaded is all the
-    keying uses."""
+    """The extract tasks key the texts they read (their text keys for the clusters stage), and
+    the clusters stage's tasks key texts from a documents file's row groups when there are none
+    (clusters.keyed_arrow): a warm-up that called the keying kernel otherwise left each worker
+    loading that version itself (0.3 CPU-s a worker). In a new process: what the warm-up loaded
+    is all the keying uses."""
     import subprocess
     import sys
 
@@ -199,10 +200,10 @@ def test_the_warm_up_calls_the_normalizer_with_the_types_the_clusters_tasks_do()
         "from webwinnow.stages._kernels import exercise\n"
         "from webwinnow.stages.clusters import keyed_arrow\n"
         "exercise()\n"
-        "versions = len(kernel._normalize.overloads)\n"
+        "versions = len(kernel._text_keys.overloads)\n"
         "rows = pa.table({'doc_id': [1, 2], 'text': ['a page of text ' * 40, None], 'status': ['ok', 'ok']})\n"
         "list(keyed_arrow(rows.to_batches()))\n"
-        "assert len(kernel._normalize.overloads) == versions, 'the keying loaded another version'\n"
+        "assert len(kernel._text_keys.overloads) == versions, 'the keying loaded another version'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]

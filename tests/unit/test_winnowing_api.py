@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pyarrow as pa
 import pytest
 
 import webwinnow as ww
+
+import naive
 
 TEXT = (
     "It was the best of times, it was the worst of times, it was the age of wisdom, it was the age "
@@ -120,13 +124,18 @@ def test_text_keys_equal_exactly_for_texts_equal_after_normalization():
     assert keys[3] == keys[4]  # both normalize to nothing (callers skip length 0)
     assert keys[5] == keys[6]
     assert (keys >= 0).all()
-    import hashlib
-
-    def blake(raw: bytes) -> int:  # the key: a 63-bit BLAKE2b of the normalized text's UTF-8
-        return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big") >> 1
-
-    assert keys[0] == blake(b"helloworld42") and keys[5] == blake("été".encode())
     arrow_keys, _ = text_keys(pa.array(texts, pa.string()))
     assert arrow_keys.tolist() == keys.tolist()
+    # against the naive normalizer, on texts that differ by one character, its order, a
+    # repetition, an expansion (ß), a code point past the BMP, and texts longer than a block
+    rng = random.Random(7)
+    pieces = ["ab", "ba", "abab", "ß", "ss", "SS", "𝔘", "x" * 40, "é", "e\u0301", "12", "1 2", "", "...", "Ω"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 12))) for _ in range(600)]
+    keys, lengths = text_keys(texts)
+    normal = [naive.normalize(t)[0] for t in texts]
+    assert lengths.tolist() == [len(n) for n in normal]
+    same_key = {(i, j) for i in range(len(texts)) for j in range(i) if keys[i] == keys[j]}
+    same_text = {(i, j) for i in range(len(texts)) for j in range(i) if normal[i] == normal[j]}
+    assert same_key == same_text and len(same_text) > 100
     with pytest.raises(TypeError):
         text_keys("one text")

@@ -429,6 +429,46 @@ def _fingerprint_batch(data, starts, ends, fold, expand, k, w, robust, mod_p, un
 
 
 @njit(**JIT_OPTIONS)
+def _text_keys(data, starts, ends, fold, expand):
+    """(key, normalized length) of each text data[starts[d]:ends[d]] (UTF-8): the key a 63-bit
+    hash of its normalized code points (MurmurHash3's block mix over each, its finalizer over
+    the length), equal for texts equal after normalization. Scratch arrays reused across texts."""
+    ndocs = starts.shape[0]
+    longest = 0
+    for d in range(ndocs):
+        longest = max(longest, ends[d] - starts[d])
+    scratch = longest + 64
+    codes = np.empty(scratch, dtype=np.int32)
+    offsets = np.empty(scratch, dtype=np.int64)
+    keys = np.empty(ndocs, dtype=np.int64)
+    lengths = np.empty(ndocs, dtype=np.int64)
+    c1 = np.uint64(0x87C37B91114253D5)
+    c2 = np.uint64(0x4CF5AD432745937F)
+    for d in range(ndocs):
+        n = _normalize_into(data, starts[d], ends[d], fold, expand, codes, offsets)
+        while n < 0:
+            scratch *= 2
+            codes = np.empty(scratch, dtype=np.int32)
+            offsets = np.empty(scratch, dtype=np.int64)
+            n = _normalize_into(data, starts[d], ends[d], fold, expand, codes, offsets)
+        h = np.uint64(0x9E3779B97F4A7C15)
+        for j in range(n):
+            b = np.uint64(codes[j]) * c1
+            b = ((b << np.uint64(31)) | (b >> np.uint64(33))) * c2
+            h ^= b
+            h = ((h << np.uint64(27)) | (h >> np.uint64(37))) * np.uint64(5) + np.uint64(0x52DCE729)
+        h ^= np.uint64(n)
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(0xC4CEB9FE1A85EC53)
+        h ^= h >> np.uint64(33)
+        keys[d] = np.int64(h >> np.uint64(1))
+        lengths[d] = n
+    return keys, lengths
+
+
+@njit(**JIT_OPTIONS)
 def _normalize(data, fold, expand):
     """Normalized code points and their original offsets for one UTF-8 text."""
     size = data.shape[0] + 64

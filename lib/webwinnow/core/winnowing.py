@@ -70,27 +70,14 @@ def _words(codes: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def text_keys(texts: Iterable[str | None] | pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """(key int64, normalized length int64) per text: texts equal after normalization (casefold,
-    letters and digits) have equal keys (a 63-bit BLAKE2b of the normalized text's UTF-8). Null
-    texts count as empty (length 0)."""
-    import hashlib
-
+    letters and digits) have equal keys (a 63-bit hash of the normalized code points, one
+    kernel call for all: kernel._text_keys). Null texts count as empty (length 0)."""
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be an iterable of str or an Arrow string array, not a single string")
     fold, expand = fold_table()
     # Arrow's buffers as they are (no Python strings made and encoded again)
     data, starts, ends = _text_buffers(texts)
-    keys = np.zeros(len(starts), np.int64)
-    lengths = np.zeros(len(starts), np.int64)
-    for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-        codes, _ = kernel._normalize(data[start:end], fold, expand)
-        lengths[i] = codes.shape[0]
-        # UTF-8, not the 4-byte code points: a quarter of the bytes to hash where a page is ASCII
-        if not codes.shape[0] or codes.max() < 0x80:
-            raw = codes.astype(np.uint8).tobytes()
-        else:
-            raw = codes.astype("<u4").tobytes().decode("utf-32-le").encode("utf-8")
-        keys[i] = int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big") >> 1
-    return keys, lengths
+    return kernel._text_keys(data, starts, ends, fold, expand)
 
 
 def kgram_hashes(text: str, k: int = 50, unit: str = "char", lexer: str = DEFAULT_LEXER) -> tuple[np.ndarray, np.ndarray]:

@@ -4,8 +4,10 @@ threshold, and documents with identical normalized text.
 Identical pages (mirrors, the same page fetched twice, WARC/ARC twins) are one cluster even when
 every fingerprint they hold is above max_df and so never paired: their normalized texts are
 keyed (webwinnow.core.winnowing.text_keys) and grouped by key: up to DRIVER_KEYED_DOCS
-documents keyed by a Python task per documents file and grouped on the driver, beyond that
-grouped by Spark too. Documents in no
+documents grouped on the driver, beyond that by Spark. The keys are those the extract tasks kept
+beside doc_stats as they fingerprinted the texts (fingerprint.TEXT_KEYS), while doc_stats is
+current; else (a check's indexed documents, doc_stats made by the fingerprint stage alone or
+by an older webwinnow) each documents file's texts are keyed again by a Python task. Documents in no
 such link are in no cluster (a singleton is not a near-duplicate). A cluster's source_doc is its
 earliest member: by HTTP Last-Modified, then WARC-Date, then HTTP Date (a missing time sorts
 last), then the smallest doc_id.
@@ -24,13 +26,23 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from .. import schemas, storage
 from ..analysis.components import components
 from ..core.distinct import distinct
-from ..outputs.tables import parquet_files, read_row_groups, row_count, table_meta, write_arrow, write_table
+from ..outputs.tables import (
+    data_location,
+    folder_parquet_files,
+    parquet_files,
+    read_row_groups,
+    row_count,
+    table_meta,
+    write_arrow,
+    write_table,
+)
 from . import StageContext
 from ._components import spark_components
 from ._frames import read_documents, read_table, spark_schema
@@ -62,7 +74,6 @@ SAME = pa.schema([("doc_id", pa.int64()), ("first", pa.int64()), ("n", pa.int64(
 def _keyed_files(files: list[str]):
     """A task's KEYED rows: the ok texts of the documents files it is given (their ids in
     `files`), keyed a row group at a time."""
-    import pyarrow.parquet as pq
 
     def keyed(batches):
         for batch in batches:
@@ -86,7 +97,12 @@ def identical_on_driver(out: str, spark: SparkSession | None = None) -> pa.Table
     from ._tasks import has_rdds, slots
 
     names = [name for name in ("documents", "indexed_documents") if table_meta(out, name) is not None]
-    if spark is not None and has_rdds(spark):
+    stored = stored_text_keys(out)
+    if stored is not None:
+        got = pa.concat_tables([_read_keys(name) for name in stored]) if stored else KEYED.empty_table()
+        doc = got.column("doc_id").to_numpy().astype(np.int64)
+        key = got.column("text_key").to_numpy().astype(np.int64)
+    elif spark is not None and has_rdds(spark):
         files = [path for name in names for path in parquet_files(out, name)]
         got = slots(spark, len(files)).mapInArrow(_keyed_files(files), spark_schema(KEYED)).toArrow()
         doc = got.column("doc_id").to_numpy(zero_copy_only=False).astype(np.int64)
@@ -114,15 +130,39 @@ def identical_on_driver(out: str, spark: SparkSession | None = None) -> pa.Table
     return pa.table({"doc_id": doc[shared], "first": first[shared], "n": count[shared]}, schema=SAME)
 
 
+def stored_text_keys(out: str) -> list[str] | None:
+    """The parts of the text keys the extract tasks kept beside doc_stats (fingerprint.TEXT_KEYS)
+    when they are every document's the stage groups: doc_stats current (made from the documents
+    as they are) and no indexed documents (a check's, which have none); else None, and the texts
+    are keyed again."""
+    from . import table_is_current
+    from .fingerprint import TEXT_KEYS
+
+    if (table_meta(out, "doc_stats") or {}).get("text_keys") != TEXT_KEYS or table_meta(out, "indexed_documents"):
+        return None
+    if not table_is_current(out, "doc_stats"):
+        return None
+    return folder_parquet_files(storage.child(data_location(out, "doc_stats"), TEXT_KEYS))
+
+
+def _read_keys(name: str) -> pa.Table:
+    with storage.open_input(name) as fh:
+        return pq.ParquetFile(fh).read().cast(KEYED)
+
+
 def identical_groups(spark: SparkSession, out: str):
     """(doc_id, first, n): every ok document whose normalized text another document has too,
     with the smallest doc_id of that text and how many documents have it."""
-    keyed = (
-        read_documents(spark, out)
-        .filter(F.col("status") == "ok")
-        .select("doc_id", "text")
-        .mapInArrow(keyed_arrow, spark_schema(KEYED))
-    )
+    stored = stored_text_keys(out)
+    if stored:
+        keyed = spark.read.schema(spark_schema(KEYED)).parquet(*stored)
+    else:
+        keyed = (
+            read_documents(spark, out)
+            .filter(F.col("status") == "ok")
+            .select("doc_id", "text")
+            .mapInArrow(keyed_arrow, spark_schema(KEYED))
+        )
     groups = keyed.groupBy("text_key").agg(F.min("doc_id").alias("first"), F.count(F.lit(1)).alias("n")).filter(F.col("n") >= 2)
     return keyed.join(groups, "text_key").select("doc_id", "first", "n")
 

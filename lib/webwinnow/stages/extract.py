@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
@@ -30,6 +31,7 @@ from ._faults import injected_stages, maybe_fail
 from ._frames import read_table, spark_schema
 from ._session import default_parallelism
 from ._tasks import task_rows
+from .fingerprint import TEXT_KEY_ROWS, TEXT_KEYS
 
 #: What each task tells the driver: its group's counts (the rows themselves it wrote as Parquet).
 TASK_COUNTS = ("files", "records", "parsed", "skipped", "failed", "flagged", "failed_files")
@@ -93,7 +95,7 @@ def read_crawl(
         joined, again = join_pieces({r["group"]: r["piece"] for r in rows if r["piece"]}, pieces)
         for r in rows:
             if r["piece"] and pieces[r["group"]][0] in again:
-                for folder in folders.values():  # this piece's rows are read again, whole
+                for folder in _part_folders(folders):  # this piece's rows are read again, whole
                     storage.delete_file(storage.child(folder, part_name(r["group"])))
                 for name in TASK_COUNTS + FINGERPRINT_COUNTS:
                     sums[name] -= r[name] or 0
@@ -106,6 +108,11 @@ def read_crawl(
                     sums[name] += r[name] or 0
             tasks += len(redo)
     return sums, tasks
+
+
+def _part_folders(folders: dict[str, str]) -> list[str]:
+    """Where a task writes its parts: the staged tables' folders, and doc_stats' text keys."""
+    return [*folders.values(), *([storage.child(folders["doc_stats"], TEXT_KEYS)] if "doc_stats" in folders else [])]
 
 
 #: A gzipped WARC file is read in pieces when larger than a task's share of the input, and
@@ -204,6 +211,8 @@ class _Parts:
 
     def __init__(self, folders: dict[str, str], group: int, winnow) -> None:
         self.writers = {t: PartWriter(folder, group, schemas.TABLE_SCHEMAS[t]) for t, folder in folders.items()}
+        if "doc_stats" in folders:
+            self.writers[TEXT_KEYS] = PartWriter(storage.child(folders["doc_stats"], TEXT_KEYS), group, TEXT_KEY_ROWS)
         self.group, self.winnow = group, winnow
         self.counts = dict.fromkeys(TASK_COUNTS + FINGERPRINT_COUNTS, 0)
         self.piece: str | None = None
@@ -223,6 +232,7 @@ class _Parts:
             self._fingerprint(documents.filter(pc.equal(documents.column("status"), "ok")))
 
     def _fingerprint(self, ok: pa.RecordBatch) -> None:
+        from ..core.winnowing import text_keys
         from .fingerprint import fingerprint_arrow
 
         if not ok.num_rows:
@@ -235,6 +245,12 @@ class _Parts:
         stats = rows.filter(pc.invert(selected))
         self.writers["fingerprints"].write(_project(fps, schemas.FINGERPRINTS, [(n, n) for n in schemas.FINGERPRINTS.names]))
         self.writers["doc_stats"].write(_project(stats, schemas.DOC_STATS, [(n, n) for n in schemas.DOC_STATS.names]))
+        keys, lengths = text_keys(ok.column("text"))
+        kept = np.flatnonzero(lengths > 0)
+        ids = ok.column("doc_id").to_numpy(zero_copy_only=False)
+        self.writers[TEXT_KEYS].write(
+            pa.RecordBatch.from_arrays([pa.array(ids[kept]), pa.array(keys[kept])], schema=TEXT_KEY_ROWS)
+        )
         self.counts["documents"] += stats.num_rows
         self.counts["fingerprints"] += fps.num_rows
         self.counts["kgrams"] += pc.sum(stats.column("kgrams")).as_py() or 0
@@ -320,6 +336,9 @@ def run(ctx: StageContext) -> dict:
     fuse = "fingerprint" in ctx.later
     tables = ("ledger", "documents", *(("fingerprints", "doc_stats") if fuse else ()))
     folders = {t: stage_table(out, t) for t in tables}
+    for folder in _part_folders(folders)[len(folders) :]:
+        fs, path = storage.locate(folder)
+        fs.create_dir(path, recursive=True)
     try:
         sums, tasks = read_crawl(spark, inputs, cfg, folders, ctx.progress)
     except BaseException:
@@ -338,6 +357,7 @@ def run(ctx: StageContext) -> dict:
     if fuse:
         ctx.handoff["fingerprints"] = {
             "tables": ["fingerprints", "doc_stats"],
+            "text_keys": storage.child(folders["doc_stats"], TEXT_KEYS),
             "winnow": cfg.winnow.identity(),
             "stats": {name: sums[name] for name in FINGERPRINT_COUNTS},
         }

@@ -17,11 +17,19 @@ from pyspark.sql import functions as F
 
 from .. import schemas
 from ..core.winnowing import fingerprint_batch
+from ..outputs.parts import drop_unfinished_parts
 from ..outputs.tables import drop_staged, finish_table, staged, write_table
 from . import StageContext
 from ._faults import injected_stages, maybe_fail
 from ._frames import read_table, spark_schema
 from ._session import cache_level
+
+#: doc_stats' hidden folder (Spark and pyarrow readers skip it) of its documents' text keys:
+#: TEXT_KEY_ROWS for each ok document whose normalized text is not empty, written by the extract
+#: tasks as they fingerprint the texts they read (core.winnowing.text_keys). The clusters stage
+#: groups identical texts from them instead of reading and normalizing every text again.
+TEXT_KEYS = "_text_keys"
+TEXT_KEY_ROWS = pa.schema([("doc_id", pa.int64()), ("text_key", pa.int64())])
 
 
 @dataclass(frozen=True)
@@ -68,10 +76,14 @@ def run(ctx: StageContext) -> dict:
     made = ctx.handoff.pop("fingerprints", None)
     if made:
         if made["winnow"] == wcfg.identity() and all(staged(out, t) for t in made["tables"]):
+            keys = made.get("text_keys")  # the staged folder of doc_stats' text keys
+            if keys:
+                drop_unfinished_parts(keys)
             for t in made["tables"]:
                 # each part holds the ok pages of the documents part of its name (hash_freq
                 # finds their hosts there)
-                finish_table(out, t, cfg, "fingerprint", {**meta, "document_parts": True})
+                also = {"text_keys": TEXT_KEYS} if keys and t == "doc_stats" else {}
+                finish_table(out, t, cfg, "fingerprint", {**meta, "document_parts": True, **also})
             result = FingerprintResult(**made["stats"])
             return {**asdict(result), "density": result.density}
         for t in made["tables"]:
