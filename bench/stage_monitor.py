@@ -181,10 +181,16 @@ def run_monitored(
     return wall, peaks, "".join(lines)
 
 
-def print_cpu(peaks: StagePeaks, mb: float, label: str = "pipeline") -> None:
-    """CPU-seconds per stage and role, and per MB of HTML."""
+def print_cpu(peaks: StagePeaks, mb: float, label: str = "pipeline", stages: list[str] | None = None) -> None:
+    """CPU-seconds per stage and role, and per MB of HTML. `stages`: every stage the command
+    ran, in order; one that ended between two samples (run_monitored's interval) is listed with what
+    was charged to it, its CPU counted in the stage of the next sample."""
     print(f"# {label} CPU-seconds by stage (driver, JVM, workers) and per MB of HTML ({mb:.1f} MB)")
-    for stage in peaks.order:
+    listed = [*(stages or []), *(s for s in peaks.order if s not in (stages or []))]
+    for stage in listed:
+        if stage not in peaks.cpu and stage not in peaks.order:
+            print(f"{label}  cpu {stage:<12}     0.0 CPU-s  (between two samples: counted in the next stage)")
+            continue
         cell = peaks.cpu.get(stage) or {r: 0.0 for r in ROLES}
         total = sum(cell.values())
         print(
