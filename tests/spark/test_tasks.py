@@ -113,10 +113,11 @@ def test_only_a_local_runs_exchanges_go_through_files(master, through_files):
 
 def test_an_exchanges_files_are_in_sparks_own_folder(spark_session):
     """The files lie in the folder Spark gives its Python workers (its block manager's, which it
-    deletes when it stops), never in the run's output or the working folder."""
+    deletes when it stops), never in the run's output or the working folder; the runner deletes
+    them as each stage ends."""
     import os
 
-    from webwinnow.stages._tasks import exchange_folder
+    from webwinnow.stages._tasks import drop_exchanges, exchange_folder
 
     folder = exchange_folder(spark_session.sparkContext)
 
@@ -140,3 +141,5 @@ def test_an_exchanges_files_are_in_sparks_own_folder(spark_session):
     made = [name for name in set(os.listdir(local)) - before if name.startswith("webwinnow-exchange-")]
     assert len(made) == 1 and folder not in made, "each exchange has a folder of its own"
     assert all(sorted(os.listdir(os.path.join(local, name))) == ["00000.blobs", "00001.blobs", "00002.blobs"] for name in made)
+    drop_exchanges()  # as the runner does when a stage ends
+    assert not [name for name in os.listdir(local) if name.startswith("webwinnow-exchange-")]

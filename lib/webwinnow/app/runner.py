@@ -403,7 +403,12 @@ def _run_stage(s: Stage, spark: Any, cfg: RunConfig, plan: Plan, progress: Any) 
     else:  # it reads the crawl: progress by bytes of the input files
         counters = progress.counters()
         progress.begin(s.name, sum(max(f.size, 0) for f in plan.inputs), counters)
-    return dict(module.run(_context(s, spark, cfg, plan, counters, plan.stages[plan.stages.index(s) + 1 :])))
+    try:
+        return dict(module.run(_context(s, spark, cfg, plan, counters, plan.stages[plan.stages.index(s) + 1 :])))
+    finally:
+        from ..stages._tasks import drop_exchanges
+
+        drop_exchanges()
 
 
 def _print_summary(s: dict, console: Console, tables: list[str]) -> None:

@@ -119,6 +119,7 @@ class TaskRows:
             yield name, np.concatenate(at) if at else np.zeros((0, 3), np.int64)
 
         written = self.rdd.mapPartitionsWithIndex(write).collect()
+        _MADE.update(os.path.dirname(name) for name, _ in written)
         files = np.concatenate(
             [np.full(len(rows), i, np.int64) for i, (_, rows) in enumerate(written)] or [np.zeros(0, np.int64)]
         )
@@ -144,6 +145,21 @@ class TaskRows:
 
         moved = self.rdd.context.parallelize(found, max(1, parts)).mapPartitions(read, preservesPartitioning=True)
         return TaskRows(moved, schema)
+
+
+#: The folders of the exchanges made through files since the last drop_exchanges().
+_MADE: set[str] = set()
+
+
+def drop_exchanges() -> None:
+    """Delete the files of the exchanges made so far (the runner calls it as each stage ends:
+    no exchange outlives the stage whose jobs read it). Spark deletes its folder when it stops;
+    a long local run over a large crawl would otherwise keep every exchange's bytes there until
+    then."""
+    import shutil
+
+    while _MADE:
+        shutil.rmtree(_MADE.pop(), ignore_errors=True)
 
 
 def exchange_folder(sc) -> str | None:
