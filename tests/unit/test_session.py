@@ -116,3 +116,40 @@ def test_a_released_accumulator_server_ends_its_handler_and_closes():
         assert server.socket.fileno() == -1  # closed: nothing listens on the port any more
     finally:
         client.close()
+
+
+def test_the_modules_imported_ahead_are_imported_in_a_thread_and_one_missing_stops_nothing(tmp_path, monkeypatch):
+    import sys
+    import threading
+
+    from webwinnow.stages._session import import_ahead
+
+    (tmp_path / "ahead_one.py").write_text("import threading\nTHREAD = threading.current_thread().name\n")
+    (tmp_path / "ahead_two.py").write_text("VALUE = 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("ahead_one", "ahead_two"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    thread = import_ahead(("ahead_one", "no_such_module_here", "ahead_two"))
+    thread.join(30)
+    assert not thread.is_alive()
+    assert sys.modules["ahead_one"].THREAD == thread.name != threading.current_thread().name
+    assert sys.modules["ahead_two"].VALUE == 2
+    assert "no_such_module_here" not in sys.modules
+
+
+def test_what_is_imported_ahead_is_what_the_drivers_first_call_to_the_jvm_imports():
+    """pyspark's numpy converter, asked about the first SparkConf's arguments, imports
+    pyspark.testing.utils (pandas, pyarrow, protocol buffers): AHEAD must name it."""
+    import subprocess
+    import sys
+
+    from webwinnow.stages._session import AHEAD
+
+    code = (
+        "import sys; from pyspark.sql.types import NumpyArrayConverter; before = set(sys.modules); "
+        "NumpyArrayConverter().can_convert('x'); print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    imported = set(got.stdout.split())
+    assert set(AHEAD) <= imported
+    assert "pandas" in imported  # what makes it worth a thread

@@ -278,7 +278,13 @@ def _run_in(plan: Plan, console: Console) -> dict:
     warming = _Background(warm_kernels, console)
     console.say("starting Spark ...")
     try:
-        spark, owned = build_session(cfg.spark, plan.request.master, _input_bytes(plan), figures=_draws_figures(plan))
+        spark, owned = build_session(
+            cfg.spark,
+            plan.request.master,
+            _input_bytes(plan),
+            figures=_draws_figures(plan),
+            modules=tuple(s.module for s in plan.stages),
+        )
     finally:
         warming.result()
     for note in session_notes(spark):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,13 @@ def session_notes(spark) -> list[str]:
     return _NOTES.get(id(spark), [])
 
 
-def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int | None = None, figures: bool = False):
+def build_session(
+    cfg: SparkConfig,
+    master: str | None = None,
+    input_bytes: int | None = None,
+    figures: bool = False,
+    modules: tuple[str, ...] = (),
+):
     """The SparkSession for a command, and whether the command owns it (and so stops it).
 
     Who decides what, in order: a session already active in this process (a notebook's) is used
@@ -133,6 +140,7 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
     input_bytes: what the command reads (crawl files, or the documents table); a JVM launched
     here in local mode for less than SHORT_RUN_BYTES compiles with C1 only (short_jvm_options).
     figures: the command draws the report's figures (its local daemon imports matplotlib too).
+    modules: the command's stages' modules, imported while the JVM starts (import_ahead).
     """
     active = active_session()
     if active is not None:
@@ -190,6 +198,8 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
         conf.setMaster(given)
     for key, value in props.items():
         conf.set(key, value)
+    if not submitted:
+        import_ahead(AHEAD + modules)
     try:
         spark = LazySession(SparkContext.getOrCreate(conf), prestarted)
     except BaseException:
@@ -207,6 +217,32 @@ def build_session(cfg: SparkConfig, master: str | None = None, input_bytes: int 
         if key not in launched_now:
             spark.conf.set(key, value)
     return spark, True
+
+
+#: What the driver imports the first time it hands the JVM an argument, once the JVM is up:
+#: pyspark's numpy converter asks pyspark.testing.utils whether NumPy is there, and that module
+#: imports pandas, pyarrow and Google's protocol buffers (0.6-0.7 CPU-s on the docs corpus's
+#: run, while the JVM waited for the driver's first SparkConf).
+AHEAD = ("pyspark.testing.utils",)
+
+
+def import_ahead(names: tuple[str, ...] = AHEAD) -> threading.Thread:
+    """Import `names` in a thread of their own, while the driver waits for the JVM it launched
+    (1.5-2 s, polling a file): the JVM's start, not its first call, pays for them. An import
+    that fails here fails again where it is needed, and says so there."""
+
+    def run() -> None:
+        import importlib
+
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001, S112 - only a head start
+                continue
+
+    thread = threading.Thread(target=run, name="webwinnow-import-ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 #: The LazySession build_session made last (it is the process's session until stopped).
