@@ -34,11 +34,13 @@ def test_no_figures_asked_for_begins_nothing(tmp_path):
 
 
 def test_each_group_of_figures_begins_once_its_tables_are_made_and_the_plot_with_the_last(tmp_path, monkeypatch):
-    """After candidates the sample's figures can be drawn (they share its k-grams: one task);
-    the others read pairs and passages. Each call begins only the groups complete by then and not
-    yet begun; the boilerplate page's plot goes with the last group."""
+    """After hash_freq the sample's figures can be drawn (they share its k-grams: one task),
+    beside the candidates stage; the others read pairs and passages. Each call begins only the
+    groups complete by then and not yet begun; the boilerplate page's plot goes with the last group."""
     from webwinnow.explore import figures
-    from webwinnow.stages import _reportfigures
+    from webwinnow.stages import BY_NAME, _reportfigures
+
+    assert BY_NAME["report"].begins_after == ("hash_freq", "candidates", "passages")
 
     made = []
 
@@ -51,10 +53,14 @@ def test_each_group_of_figures_begins_once_its_tables_are_made_and_the_plot_with
     monkeypatch.setattr(_reportfigures, "rank_of", lambda out: ([], {}, 7))
     sample = {spec.name for spec in figures.FIGURES if spec.shares == figures.SAMPLE_KGRAMS}
     assert sample == {"rank_frequency_kgrams.png", "gaps.png", "density_by_w.png", "robust.png"}
-    ctx = StageContext(spark=None, cfg=RunConfig(), folder=_Folder(str(tmp_path)), later=("passages", "clusters", "report"))
+    later = ("candidates", "passages", "clusters", "report")
+    ctx = StageContext(spark=None, cfg=RunConfig(), folder=_Folder(str(tmp_path)), later=later)
     begin(ctx)
     assert [(m.names, m.plot) for m in made] == [(sample, False)]
     begin(ctx)  # nothing more is complete: nothing begun twice
+    assert len(made) == 1
+    ctx = StageContext(spark=None, cfg=RunConfig(), folder=_Folder(str(tmp_path)), later=later[1:], handoff=ctx.handoff)
+    begin(ctx)  # after candidates: nothing more
     assert len(made) == 1
     ctx = StageContext(
         spark=None, cfg=RunConfig(), folder=_Folder(str(tmp_path)), later=("clusters", "report"), handoff=ctx.handoff

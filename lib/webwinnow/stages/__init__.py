@@ -470,7 +470,7 @@ STAGES: tuple[Stage, ...] = (
         # are there, so running dedup alone leaves the report stale (and --downstream redraws it)
         follows=("indexed_documents", "deduped", "contamination"),
         entry=_report_entry,
-        begins_after=("candidates", "passages"),
+        begins_after=("hash_freq", "candidates", "passages"),
     ),
 )
 #: What `run` runs by default (dedup with --dedup), and what `check` runs.

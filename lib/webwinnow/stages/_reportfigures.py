@@ -2,9 +2,10 @@
 
 Spark tasks draw them, one per group of figures that share what they compute (the
 per-document figures, the document sample's k-grams), each group begun by the runner as soon
-as the tables it reads are made (`begin`): the sample's after the candidates stage, beside
-the passages stage (whose first second, the driver planning its window pass, leaves a core
-idle), the others with the boilerplate page's plot after passages, beside the clusters stage.
+as the tables it reads are made (`begin`): the sample's after the hash_freq stage, beside the
+candidates stage (whose jobs of two tasks and driver's work on the pairs leave a core idle
+0.3-0.7 s) and the passages stage's first jobs, the others with the boilerplate page's plot
+after passages, beside the clusters stage.
 A report run alone begins them itself; the driver writes the other pages meanwhile. What the
 tasks did not give (a failed job: an executor without matplotlib, say), the driver draws. The
 PNGs are the same, byte for byte, whoever draws them (the suite compares them).
