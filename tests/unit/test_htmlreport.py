@@ -510,6 +510,26 @@ def test_texts_escaped_together_are_each_escaped_alone(texts):
         assert html.unescape(esc(text)) == visible(text)  # esc: the same text, quotes escaped too
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list("ab &<>\n\u202e\x00é🙂")), max_size=40),
+    st.lists(st.tuples(st.integers(-3, 45), st.integers(-3, 45)), max_size=6),
+)
+def test_a_page_text_known_to_show_as_is_renders_as_one_searched_piece_by_piece(text, spans):
+    """The side-by-side pages ask once per page text whether it holds an invisible character
+    (page_as_is) and escape its pieces without searching them again: the same HTML as searching
+    every piece, for texts with and without such characters, wherever the passages cut them."""
+    from webwinnow.htmlreport.highlight import forget_pages, page_as_is
+
+    numbered = [(n + 1, s, e) for n, (s, e) in enumerate(spans)]
+    as_is = page_as_is(text)
+    assert as_is == (visible(text) == text)
+    assert render_text(text, numbered, "a", "b", as_is) == render_text(text, numbered, "a", "b")
+    assert esc_all(text.split(" "), as_is) == esc_all(text.split(" "))
+    forget_pages()
+    assert page_as_is.cache_info().currsize == 0
+
+
 def test_log_axes_label_their_ticks_in_plain_text_without_mathtext(tmp_path, monkeypatch):
     """The rank-frequency plot's log ticks read "10³", never mathtext, whose parser costs
     milliseconds a label: drawing it parses no mathtext at all."""

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from webwinnow.app.console import Console
 from webwinnow.explore.copies import escaped_html, side_by_side_html
-from webwinnow.text.visible import INVISIBLE, href_safe, visible
+from webwinnow.text.visible import INVISIBLE, href_safe, shows_as_is, visible
 
 
 def test_bidi_and_control_characters_are_written_as_code_points():
@@ -32,6 +32,16 @@ def test_ascii_text_checked_by_its_bytes_is_shown_as_the_expression_shows_it(tex
     """visible's ASCII path (its shown bytes deleted, nothing left: nothing to write) gives what
     the regular expression gives, for every ASCII character and any text."""
     assert visible(text) == _by_the_expression(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.characters(max_codepoint=0x7F))
+    | st.text()
+    | st.text(alphabet=st.sampled_from("ab é—\n\t\u202e\u200e\x85\x00\u061c\u2066\x7f"))
+)
+def test_a_text_shows_as_is_exactly_when_the_expression_leaves_it_as_it_is(text):
+    assert shows_as_is(text) == (_by_the_expression(text) == text)
 
 
 def test_every_ascii_control_is_written_whichever_path_finds_it():

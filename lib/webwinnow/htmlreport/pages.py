@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..text.visible import href_safe
-from .highlight import MAX_TEXT_CHARS, esc, esc_all, esc_text, render_text
+from .highlight import MAX_TEXT_CHARS, esc, esc_all, esc_text, page_as_is, render_text
 from .model import PairView
 
 CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -388,12 +388,13 @@ def _side(text: str | None, spans: list[tuple[int, int, int]], side: str, other:
     if fold:  # cut at a line break where there is one near, for a clean start
         line = shown.rfind("\n", max(0, fold - LEAD_CHARS), fold)
         fold = line + 1 if line >= 0 else fold
-    body, anchored = render_text(shown[fold:], [(n, s - fold, e - fold) for n, s, e in spans], side, other)
+    as_is = page_as_is(text)
+    body, anchored = render_text(shown[fold:], [(n, s - fold, e - fold) for n, s, e in spans], side, other, as_is)
     if fold:
         # the label is drawn by CSS from data-n, so it adds nothing to the page's text
         body = (
             f'<details class="lead"><summary data-n="{fold:,} characters before the first copied passage">'
-            f"</summary>{esc_text(shown[:fold])}</details>{body}"
+            f"</summary>{esc_text(shown[:fold], as_is)}</details>{body}"
         )
     if any(e > len(text) for _, _, e in spans):
         notes += '<p class="warn">Some passage offsets lie past the end of this text (clipped): the text may not be the one the passages were computed on.</p>'
@@ -444,6 +445,7 @@ def pair_page(
             f'</span><span class="docid times">{" · ".join(times)}</span></dd>'
         )
 
+    copied_a, copied_b = p.copied_a, p.copied_b  # each a union of every passage's span
     content = ""
     if p.content_a is not None and p.content_b is not None:
         content = (
@@ -462,10 +464,10 @@ def pair_page(
         f"<dt>resemblance</dt><dd>{fmt_float(p.resemblance)}</dd>"
         f"<dt>shared fingerprints</dt><dd>{fmt_int(p.shared)} of {fmt_int(p.fp_a)} (A) and {fmt_int(p.fp_b)} (B)</dd>"
         f'<dt title="the copied spans in the pages as written: markup-free text, not normalized">copied text as '
-        f"written</dt><dd>{fmt_int(p.copied_a)} characters of A's text"
-        + (f" ({fmt_pct(p.copied_a / len(p.text_a))})" if p.text_a else "")
-        + f" · {fmt_int(p.copied_b)} characters of B's text"
-        + (f" ({fmt_pct(p.copied_b / len(p.text_b))})" if p.text_b else "")
+        f"written</dt><dd>{fmt_int(copied_a)} characters of A's text"
+        + (f" ({fmt_pct(copied_a / len(p.text_a))})" if p.text_a else "")
+        + f" · {fmt_int(copied_b)} characters of B's text"
+        + (f" ({fmt_pct(copied_b / len(p.text_b))})" if p.text_b else "")
         + f"</dd><dt>passages</dt><dd>{len(p.passages):,}</dd></dl>"
     )
     capped = (
@@ -496,23 +498,25 @@ def pair_page(
         + "</div>"
     )
 
-    def where(num: int, start: int, end: int, side: str, anchored: set[int]) -> str:
-        label = f"{start:,}–{end:,}"
-        if num in anchored:
-            return f'<a href="#{side}{num:d}">{label}</a>'
-        return f'{label} <span class="muted">(not shown)</span>'
-
     rows = []
     text_a = p.text_a
-    previews = esc_all([text_a[sa : min(ea, sa + 120)] for _, (sa, ea, *_) in numbered]) if text_a is not None else []
+    previews = (
+        esc_all([text_a[sa : min(ea, sa + 120)] for _, (sa, ea, *_) in numbered], page_as_is(text_a))
+        if text_a is not None
+        else []
+    )
+    hidden = ' <span class="muted">(not shown)</span>'
     for i, (n, (sa, ea, sb, eb, length)) in enumerate(numbered):
         preview = ""
         if text_a is not None:
             preview = previews[i] + ("…" if ea - sa > 120 else "")
+        # each offset links to its passage in the text where the text shows it
+        where_a = f'<a href="#a{n:d}">{sa:,}–{ea:,}</a>' if n in anch_a else f"{sa:,}–{ea:,}{hidden}"
+        where_b = f'<a href="#b{n:d}">{sb:,}–{eb:,}</a>' if n in anch_b else f"{sb:,}–{eb:,}{hidden}"
         rows.append(
             f'<tr><td class="num">{n}</td><td class="num">{length:,}</td>'
-            f'<td class="num">{where(n, sa, ea, "a", anch_a)}</td><td class="num">{ea - sa:,}</td>'
-            f'<td class="num">{where(n, sb, eb, "b", anch_b)}</td><td class="num">{eb - sb:,}</td>'
+            f'<td class="num">{where_a}</td><td class="num">{ea - sa:,}</td>'
+            f'<td class="num">{where_b}</td><td class="num">{eb - sb:,}</td>'
             f'<td class="snip">{preview}</td></tr>'
         )
     listing = (

@@ -16,6 +16,7 @@ from typing import Any
 from ..analysis import powerlaw
 from ..outputs.tables import TABLE_META, replace_dir
 from . import pages, runpages
+from .highlight import forget_pages
 from .model import FigureEntry, HashView, PairView, RunPages
 from .plot import write_rank_frequency_png
 from .summary import headline_html, summary_html
@@ -182,6 +183,7 @@ def write_report(
         _write_figures_page(staging, title, figures)
     finally:
         pages.PAGES.reset(token)
+        forget_pages()
     replace_dir(staging, final)
     return final / "index.html"
 

@@ -30,6 +30,13 @@ def visible(text: str) -> str:
     return INVISIBLE.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
 
 
+def shows_as_is(text: str) -> bool:
+    """Whether visible(text) is text: it holds no INVISIBLE character."""
+    if text.isascii():
+        return not text.encode("ascii").translate(None, _SHOWN_ASCII)
+    return INVISIBLE.search(text) is None
+
+
 def href_safe(url: str) -> str:
     """url with every INVISIBLE character percent-encoded: the link goes where a browser would
     send it anyway, and its text shows nothing reversed."""
