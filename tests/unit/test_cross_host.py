@@ -33,3 +33,8 @@ def test_cross_host_pairs_are_those_whose_hosts_differ_or_are_missing():
     assert expected.count(False) == 9 + 1  # a.example's three URLs with each other; mailto has none
     empty = pa.table({"url_a": pa.chunked_array([], pa.string()), "url_b": pa.chunked_array([], pa.string())})
     assert _cross_host(empty).to_pylist() == []
+    # the hosts found carried from one table to the next: the same answers, each URL once
+    known: dict = {}
+    assert _cross_host(table, known).to_pylist() == expected
+    assert _cross_host(table.slice(20), known).to_pylist() == expected[20:]
+    assert known == {u: host_of(u) for u in urls if u is not None}
