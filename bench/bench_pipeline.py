@@ -110,7 +110,7 @@ def main() -> int:
     )
     print(f"ratio     pipeline per core / reference = {per_core / ref['mb_per_s']:.3f}  (target >= 0.25)")
     # CPU-seconds of every process (driver, JVM, Python workers): comparable on a busy machine
-    print_cpu(peaks, mb, stages=[s for s in ("setup", *order) if s in peaks.order or s in summary["stage_seconds"]])
+    print_cpu(peaks, mb, stages=[s for s in ("setup", *order) if s in peaks.order or s in summary["stage_seconds"]], cores=cores)
     cpu_mb = peaks.total_cpu() / mb
     print(
         f"reference cpu          {ref['cpu_s']:7.1f} CPU-s  {ref['cpu_s_per_mb']:.4f} CPU-s/MB\n"

@@ -34,12 +34,17 @@ class StagePeaks:
     order: list[str] = field(default_factory=list)
     #: CPU-seconds per stage and role (driver, jvm, workers)
     cpu: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: wall seconds per stage, between the samples that charged it its CPU
+    wall: dict[str, float] = field(default_factory=dict)
     #: the command's exit status
     code: int = 0
 
     def charge(self, stage: str, role: str, seconds: float) -> None:
         cell = self.cpu.setdefault(stage, {r: 0.0 for r in ROLES})
         cell[role] += seconds
+
+    def tick(self, stage: str, seconds: float) -> None:
+        self.wall[stage] = self.wall.get(stage, 0.0) + seconds
 
     def stage_cpu(self, stage: str) -> float:
         return sum((self.cpu.get(stage) or {}).values())
@@ -114,6 +119,10 @@ def _sample(root: int, state: dict, peaks: StagePeaks) -> None:
     totals = {"driver": _pss_mib(root) or 0.0, "jvm": 0.0, "workers": 0.0}
     worker_max = 0.0
     stage = state["stage"]
+    now = time.perf_counter()
+    if "at" in state:  # the interval this sample's CPU deltas cover, charged to the same stage
+        peaks.tick(stage, now - state["at"])
+    state["at"] = now
     seen: dict[int, tuple[str, int, float, float]] = {}  # pid -> role, parent, own, reaped
     stack = [(root, 0)]
     while stack:
@@ -181,11 +190,20 @@ def run_monitored(
     return wall, peaks, "".join(lines)
 
 
-def print_cpu(peaks: StagePeaks, mb: float, label: str = "pipeline", stages: list[str] | None = None) -> None:
-    """CPU-seconds per stage and role, and per MB of HTML. `stages`: every stage the command
-    ran, in order; one that ended between two samples (run_monitored's interval) is listed with what
+def print_cpu(
+    peaks: StagePeaks, mb: float, label: str = "pipeline", stages: list[str] | None = None, cores: int | None = None
+) -> None:
+    """CPU-seconds per stage and role, and per MB of HTML; with `cores`, the core-seconds each
+    stage left idle (cores × its wall seconds between samples, less its CPU: where the run waits
+    on one process while the others could work). `stages`: every stage the command ran, in
+    order; one that ended between two samples (run_monitored's interval) is listed with what
     was charged to it, its CPU counted in the stage of the next sample."""
-    print(f"# {label} CPU-seconds by stage (driver, JVM, workers) and per MB of HTML ({mb:.1f} MB)")
+    idle_head = f", idle core-s of {cores} cores" if cores else ""
+    print(f"# {label} CPU-seconds by stage (driver, JVM, workers) and per MB of HTML ({mb:.1f} MB){idle_head}")
+
+    def idle(wall: float, cpu: float) -> str:
+        return f"  idle {cores * wall - cpu:5.1f}" if cores else ""
+
     listed = [*(stages or []), *(s for s in peaks.order if s not in (stages or []))]
     for stage in listed:
         if stage not in peaks.cpu and stage not in peaks.order:
@@ -195,12 +213,12 @@ def print_cpu(peaks: StagePeaks, mb: float, label: str = "pipeline", stages: lis
         total = sum(cell.values())
         print(
             f"{label}  cpu {stage:<12} {total:7.1f} CPU-s  ({cell['driver']:6.1f} {cell['jvm']:6.1f} {cell['workers']:6.1f})"
-            f"  {total / mb if mb else 0:7.4f} CPU-s/MB"
+            f"  {total / mb if mb else 0:7.4f} CPU-s/MB{idle(peaks.wall.get(stage, 0.0), total)}"
         )
     total = peaks.total_cpu()
     print(
         f"{label}  cpu whole run    {total:7.1f} CPU-s  ({peaks.role_cpu('driver'):6.1f} {peaks.role_cpu('jvm'):6.1f} "
-        f"{peaks.role_cpu('workers'):6.1f})  {total / mb if mb else 0:7.4f} CPU-s/MB"
+        f"{peaks.role_cpu('workers'):6.1f})  {total / mb if mb else 0:7.4f} CPU-s/MB{idle(sum(peaks.wall.values()), total)}"
     )
 
 
@@ -241,7 +259,7 @@ def main() -> int:
         f"# {wall:.1f} s wall; peak PSS MiB: driver {peaks.overall('driver'):.0f}, JVM {peaks.overall('jvm'):.0f}, "
         f"workers {peaks.overall('workers'):.0f}"
     )
-    print_cpu(peaks, mb)
+    print_cpu(peaks, mb, cores=os.cpu_count())
     print_peaks(peaks)
     return peaks.code
 
