@@ -9,6 +9,12 @@ stage seconds, MB/s of HTML per core for both, and their ratio, with each stage'
 (PSS of the driver, the JVM and the Python workers, sampled by bench/stage_monitor.py). Both are measured in this run:
 the machine is shared and noisy, so only ratios from one run mean anything. The loop runs
 before the pipeline and again after it; the ratios use the mean of its two runs.
+
+The pipeline runs twice: once timed, its CPU sampled from /proc/PID/stat (0.1 CPU-s of the
+monitor's), then once more for its memory. Sampling PSS makes the kernel walk every page of
+every process five times a second (2.3-2.5 CPU-s of the monitor's on the docs corpus, full set,
+on the same cores as the run's): a run measured so is slower by a second, and the loop beside
+it is timed without a monitor.
 """
 
 from __future__ import annotations
@@ -61,13 +67,15 @@ def main() -> int:
 
     from stage_monitor import print_cpu, run_monitored
 
-    wall, peaks, _ = run_monitored([str(REPO / ".venv" / "bin" / "webwinnow"), "run", str(crawl), "--out", str(out)])
+    command = [str(REPO / ".venv" / "bin" / "webwinnow"), "run", str(crawl), "--out", str(out)]
+    wall, peaks, _ = run_monitored(command, memory=False)
+    summary = json.loads((out / "summary.json").read_text())
     # The loop again after the run: on a shared machine one measurement of it moved by a fifth
     # between runs of the same code, and the ratios with it; both are printed, the ratios use
     # their mean.
     after = reference_loop.run(crawl)
     ref = _mean_loop(before, after)
-    summary = json.loads((out / "summary.json").read_text())
+    memory_wall, memory, _ = run_monitored(command)
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -87,7 +95,7 @@ def main() -> int:
     for stage in order:
         secs = summary["stage_seconds"].get(stage, 0.0)
         rate = f"{mb / secs / cores:9.2f}" if secs > 0 and stage != "spark_start" else " " * 9
-        cell = peaks.peaks.get(stage, {})
+        cell = memory.peaks.get(stage, {})
         print(
             f"pipeline  {stage:<12} {secs:7.1f} s  {rate}   {cell.get('driver', 0):19.0f} {cell.get('jvm', 0):6.0f} "
             f"{cell.get('workers', 0):8.0f} ({cell.get('worker_max', 0):.0f})"
@@ -97,7 +105,11 @@ def main() -> int:
         f"pipeline  end to end   {wall:7.1f} s  {mb / wall:6.2f} MB/s  {per_core:6.2f} MB/s per core  "
         f"(candidate pairs {summary['candidates']['candidate_pairs']:,}, content pairs {summary['passages']['pairs']:,}, "
         f"max_df {summary['candidates']['max_df']}; peak PSS driver "
-        f"{peaks.overall('driver'):.0f} MiB, JVM {peaks.overall('jvm'):.0f} MiB, workers {peaks.overall('workers'):.0f} MiB)"
+        f"{memory.overall('driver'):.0f} MiB, JVM {memory.overall('jvm'):.0f} MiB, workers {memory.overall('workers'):.0f} MiB)"
+    )
+    print(
+        f"pipeline  the monitor  {peaks.monitor_cpu:7.2f} CPU-s sampling CPU; the memory run {memory_wall:.1f} s, "
+        f"its monitor {memory.monitor_cpu:.2f} CPU-s sampling CPU and PSS (on the run's cores: not the run that is timed)"
     )
     print(
         f"reference runs         {before['seconds']:.1f} s, {before['cpu_s']:.1f} CPU-s before the pipeline; "

@@ -10,6 +10,11 @@ its parent's reaped-children time, less what was already seen of it (the JVM is 
 driver, so the run's own rusage cannot give the total). CPU-seconds stay comparable on a busy
 machine where wall time does not. Linux only; elsewhere the stage times are still measured and memory and
 CPU are absent.
+
+Reading PSS is not free: the kernel walks every page of a process to share it out, and for the
+forked workers' shared pages that cost 2.3-2.5 CPU-s of system time a docs-corpus run (full
+set), on the same cores the run uses. `run_monitored(memory=False)` samples CPU only (0.1 CPU-s
+a run): the one to time a run by.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ class StagePeaks:
     wall: dict[str, float] = field(default_factory=dict)
     #: the command's exit status
     code: int = 0
+    #: CPU-seconds the sampling thread itself spent (reading /proc), on the run's cores
+    monitor_cpu: float = 0.0
 
     def charge(self, stage: str, role: str, seconds: float) -> None:
         cell = self.cpu.setdefault(stage, {r: 0.0 for r in ROLES})
@@ -114,9 +121,9 @@ def _role(pid: int) -> str | None:
     return None
 
 
-def _sample(root: int, state: dict, peaks: StagePeaks) -> None:
+def _sample(root: int, state: dict, peaks: StagePeaks, memory: bool = True) -> None:
     kids, cpu = _children()
-    totals = {"driver": _pss_mib(root) or 0.0, "jvm": 0.0, "workers": 0.0}
+    totals = {"driver": (_pss_mib(root) or 0.0) if memory else 0.0, "jvm": 0.0, "workers": 0.0}
     worker_max = 0.0
     stage = state["stage"]
     now = time.perf_counter()
@@ -129,7 +136,7 @@ def _sample(root: int, state: dict, peaks: StagePeaks) -> None:
         pid, parent = stack.pop()
         stack.extend((kid, pid) for kid in kids.get(pid, []))
         role = "driver" if pid == root else _role(pid)
-        if pid != root:
+        if pid != root and memory:
             mib = _pss_mib(pid) if role else None
             if role and mib is not None:
                 totals[role] += mib
@@ -155,10 +162,11 @@ def _sample(root: int, state: dict, peaks: StagePeaks) -> None:
 
 
 def run_monitored(
-    cmd: list[str], interval: float = 0.2, env: dict | None = None, check: bool = True
+    cmd: list[str], interval: float = 0.2, env: dict | None = None, check: bool = True, memory: bool = True
 ) -> tuple[float, StagePeaks, str]:
     """Run cmd (a `webwinnow run` without -q); return wall seconds, stage peaks and its stderr.
-    A failed command raises SystemExit with its last lines, unless check is false."""
+    A failed command raises SystemExit with its last lines, unless check is false. Without
+    `memory`, only CPU is sampled: the peaks stay 0 and the run's wall time is its own."""
     peaks = StagePeaks()
     state: dict = {"stage": "setup"}
     started = time.perf_counter()
@@ -166,10 +174,12 @@ def run_monitored(
     done = threading.Event()
 
     def sampler() -> None:
+        start = time.thread_time()
         while not done.is_set():
             if os.path.isdir("/proc"):
-                _sample(proc.pid, state, peaks)
+                _sample(proc.pid, state, peaks, memory)
             done.wait(interval)
+        peaks.monitor_cpu = time.thread_time() - start
 
     thread = threading.Thread(target=sampler, daemon=True)
     thread.start()
