@@ -15,8 +15,10 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy is imported where arrays are read or written: the driver asks only
+    import numpy as np  # where the cache is (stages._kernels) as it starts, before its JVM does
 
 PACKAGE = Path(__file__).resolve().parent
 
@@ -39,6 +41,8 @@ def cache_name(stem: str, *depends: str, code: tuple[Callable, ...] = ()) -> str
 def load(path: Path, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
     """The named arrays of an .npz file; None if it is absent, damaged or lacks one."""
     try:
+        import numpy as np
+
         with np.load(path, allow_pickle=False) as data:
             return {n: data[n] for n in names}
     except (OSError, KeyError, ValueError, EOFError):
@@ -55,6 +59,8 @@ def store(folder: Path, name: str, arrays: dict[str, np.ndarray]) -> bool:
         return False
     try:
         with os.fdopen(fd, "wb") as fh:
+            import numpy as np
+
             np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
         umask = os.umask(0)
         os.umask(umask)
