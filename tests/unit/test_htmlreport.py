@@ -561,3 +561,38 @@ def test_log_axes_label_their_ticks_in_plain_text_without_mathtext(tmp_path, mon
     fig.canvas.draw()
     labels = [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
     assert "10³" in labels and "0" in labels and not any("$" in t for t in labels) and parsed == []
+
+
+def test_a_laid_out_figure_is_drawn_once_when_saved(monkeypatch):
+    """savefig draws a figure that has a layout engine once more before it renders it; the one
+    tight_layout leaves behind is gone, and the PNG is the same bytes as with it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from webwinnow.explore.figures import png_bytes
+    from webwinnow.htmlreport.plot import laid_out
+
+    def figure():
+        fig = Figure(figsize=(4, 3))
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        ax.plot([1, 10, 1000], [3, 1, 2], label="copies")
+        ax.set_xscale("log")
+        ax.set_xlabel("rank")
+        ax.legend()
+        return fig
+
+    draws = []
+    real = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, renderer: draws.append(self) or real(self, renderer))
+    fig = figure()
+    laid_out(fig)
+    assert fig.get_layout_engine() is None
+    once = png_bytes(fig)
+    assert len(draws) == 1
+    kept = figure()
+    laid_out(kept)
+    kept.set_layout_engine("tight")
+    kept.set_layout_engine("none")  # the placeholder tight_layout used to leave
+    draws.clear()
+    assert png_bytes(kept) == once and len(draws) == 2

@@ -58,6 +58,10 @@ def laid_out(fig) -> None:
                 if type(old) is scientific:
                     put(plain(old._base, old.labelOnlyBase, old.minor_thresholds, old._linthresh))
     fig.tight_layout()
+    # tight_layout leaves a placeholder layout engine behind, and savefig draws a figure that has
+    # any engine once more before it renders it (for the engine's layout, done here already):
+    # without it each PNG is drawn once, the same bytes
+    fig.set_layout_engine(None)
 
 
 def write_rank_frequency_png(
