@@ -268,3 +268,31 @@ def test_the_daemon_loads_the_warm_up_kernels_before_it_forks_when_the_cache_hol
     )
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300).stdout
     assert got.split("\n")[:2] == ["[1, 1]" if kernels else "[0, 0]", "0"]
+
+
+@pytest.mark.parametrize("how, code", [("SystemExit(0)", 0), ("SystemExit(1)", 1), ("SystemExit('stopped')", 1), ("None", 0)])
+def test_the_daemon_ends_with_pysparks_code_without_the_interpreters_teardown(tmp_path, how, code):
+    """pyspark's daemon leaves by sys.exit (or returns): the process ends with that code, its
+    standard output flushed, and no atexit handler or module teardown run (which took 0.1 s
+    with the workers' modules loaded, waited for at the end of every local run)."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "torn-down"
+    script = f"""
+import atexit, sys
+import pyspark.daemon
+from webwinnow.stages import _daemon
+atexit.register(lambda: open({str(marker)!r}, "w").write("atexit ran"))
+def manager():
+    sys.stdout.write("served")  # buffered: written only if the daemon flushes it
+    value = {how}
+    if value is not None:
+        raise value
+pyspark.daemon.manager = manager
+_daemon._serve()
+sys.stdout.write(" and returned")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == code, done.stderr
+    assert done.stdout == "served" and not marker.exists()

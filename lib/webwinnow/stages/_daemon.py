@@ -247,11 +247,29 @@ def _prepared(also: tuple[str, ...] = ()) -> None:
 
 
 def _serve() -> None:
-    """pyspark's daemon, its collections freezing what outlives a task."""
+    """pyspark's daemon, its collections freezing what outlives a task; ended without the
+    interpreter's teardown.
+
+    pyspark's daemon leaves by sys.exit once Spark stops it (SIGTERM, or its standard input
+    closed), after it has told its workers (SIGHUP). The interpreter then tears down every
+    module the daemon loaded for its workers (Numba, Arrow, pandas, matplotlib): 0.1 s at the
+    end of every local run, which the driver waits for (stages._prestart). It has nothing to
+    flush but its standard streams."""
     import pyspark.daemon
 
     pyspark.daemon.gc = FreezingCollector()  # type: ignore[assignment]
-    pyspark.daemon.manager()
+    try:
+        pyspark.daemon.manager()
+    except SystemExit as stop:
+        code = pyspark.daemon.compute_real_exit_code(stop.code if stop.code is not None else 0)
+    else:
+        code = 0
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":
