@@ -153,23 +153,32 @@ def test_the_figures_spark_tasks_draw_are_the_drivers_and_a_failed_task_leaves_t
     assert early_figures(("candidates", "passages", "clusters", "report")) == {
         "rank_frequency_kgrams.png", "fit_residuals.png", "gaps.png", "density_by_w.png", "robust.png"
     }  # fmt: skip
-    begun = SparkFigures(spark_session, str(sample_run), 300, figure_names(), rank, group="report")
-    early = Figures(spark_session, str(sample_run), 300, [begun])
+    from webwinnow.stages._reportrows import top_hashes
+
+    hashes = top_hashes(None, str(sample_run), 50)
+    assert len(hashes) == 50
+    begun = SparkFigures(spark_session, str(sample_run), 300, figure_names(), rank, group="report", hashes=50)
+    early = Figures(spark_session, str(sample_run), 300, [begun], hashes=50)
     assert len(early.sources) == 1, "nothing left for a task of the report's own"
     assert early.rank_plot() == plot
+    # the boilerplate page's hashes, read by the task with the plot, as the driver reads them
+    assert early.top_hashes() == hashes
+    assert Figures(spark_session, str(sample_run), 300, [begun], hashes=20).top_hashes() is None, "the task read 50"
     assert early.write(tmp_path / "early") == driver
     assert set(early.where.values()) == {"begun early"} and set(early.where) == {*pngs, RANK_PLOT}
     assert {name: (tmp_path / "early" / name).read_bytes() for name in pngs} == pngs
-    alone = Figures(spark_session, str(sample_run), 300)
+    alone = Figures(spark_session, str(sample_run), 300, hashes=50)
     assert alone.rank_plot() == plot
+    assert alone.top_hashes() == hashes
     assert alone.write(tmp_path / "alone") == driver
     assert set(alone.where.values()) == {"report task"}
     assert {name: (tmp_path / "alone" / name).read_bytes() for name in pngs} == pngs
     spark_session.conf.set(SETTING, "report")  # the task's first attempt fails; local mode does not retry
     try:
-        failed = Figures(spark_session, str(sample_run), 300)
+        failed = Figures(spark_session, str(sample_run), 300, hashes=50)
         with pytest.warns(RuntimeWarning, match="figures' Spark task failed .*drawn on the driver"):
             assert failed.rank_plot() is None, "the driver draws the plot"
+        assert failed.top_hashes() is None, "the driver reads them"
         assert failed.write(tmp_path / "fallback") == driver
     finally:
         spark_session.conf.unset(SETTING)

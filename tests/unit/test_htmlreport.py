@@ -596,3 +596,25 @@ def test_a_laid_out_figure_is_drawn_once_when_saved(monkeypatch):
     kept.set_layout_engine("none")  # the placeholder tight_layout used to leave
     draws.clear()
     assert png_bytes(kept) == once and len(draws) == 2
+
+
+def test_the_boilerplate_pages_hashes_can_come_when_the_page_is_written(tmp_path):
+    """`boilerplate` as a callable (the report stage hands over what its figure task read, else
+    reads them itself): asked once, when boilerplate.html is written, after the pair pages; the
+    same report as with the list; what it gives is checked as a list is."""
+    hashes = [HashView(7, 40, 52, 3, HOSTILE_TEXT), HashView(-2, 30, 30, None, None)]
+    listed = written(tmp_path / "listed", boilerplate=hashes).parent
+    asked = []
+
+    def later():
+        asked.append(sorted(p.name for p in (tmp_path / "later" / ".report.incomplete").glob("*.html")))
+        return iter(hashes)
+
+    given = written(tmp_path / "later", boilerplate=later).parent
+    assert len(asked) == 1 and "index.html" in asked[0] and "boilerplate.html" not in asked[0]
+    assert {p.relative_to(listed): p.read_bytes() for p in listed.rglob("*") if p.is_file()} == {
+        p.relative_to(given): p.read_bytes() for p in given.rglob("*") if p.is_file()
+    }
+    assert HOSTILE_TEXT not in (given / "boilerplate.html").read_text()  # escaped, as listed
+    with pytest.raises(TypeError, match="boilerplate must be HashView objects"):
+        written(tmp_path / "bad", boilerplate=lambda: [("not", "a", "view")])

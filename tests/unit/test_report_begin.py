@@ -36,7 +36,8 @@ def test_no_figures_asked_for_begins_nothing(tmp_path):
 def test_each_group_of_figures_begins_once_its_tables_are_made_and_the_plot_with_the_last(tmp_path, monkeypatch):
     """After hash_freq the sample's figures can be drawn (they share its k-grams: one task),
     beside the candidates stage; the others read pairs and passages. Each call begins only the
-    groups complete by then and not yet begun; the boilerplate page's plot goes with the last group."""
+    groups complete by then and not yet begun; the boilerplate page's plot goes with the last group,
+    and that task reads the page's hashes too (report.hashes of them)."""
     from webwinnow.explore import figures
     from webwinnow.stages import BY_NAME, _reportfigures
 
@@ -45,8 +46,8 @@ def test_each_group_of_figures_begins_once_its_tables_are_made_and_the_plot_with
     made = []
 
     class Recorded:
-        def __init__(self, spark, out, max_docs, names, rank=None, group=""):
-            self.names, self.plot = frozenset(names), rank is not None
+        def __init__(self, spark, out, max_docs, names, rank=None, group="", hashes=0):
+            self.names, self.plot, self.hashes = frozenset(names), rank is not None, hashes
             made.append(self)
 
     monkeypatch.setattr(_reportfigures, "SparkFigures", Recorded)
@@ -67,6 +68,7 @@ def test_each_group_of_figures_begins_once_its_tables_are_made_and_the_plot_with
     )
     begin(ctx)
     assert [(m.names, m.plot) for m in made] == [(sample, False), (figures.figure_names() - sample, True)]
+    assert [m.hashes for m in made] == [0, RunConfig().report.hashes]
     assert ctx.handoff[EARLY]["figures"] == made
     begin(ctx)
     assert len(made) == 2

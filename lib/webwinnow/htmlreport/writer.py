@@ -91,7 +91,7 @@ def write_report(
     *,
     stats: Mapping[str, Any],
     pairs: Iterable[PairView],
-    boilerplate: Iterable[HashView],
+    boilerplate: Iterable[HashView] | Callable[[], Iterable[HashView]],
     rank_freq: Iterable[tuple[int, int, int, int]],
     fit: Mapping[str, Any] | None,
     page_size: int = 50,
@@ -111,7 +111,8 @@ def write_report(
     - ``pairs``: already in report order (best first); all of them are listed, ``page_size``
       per page (index.html, pairs-002.html, ...), and the first ``detail_pages`` get a
       side-by-side page pair/<doc_a>-<doc_b>.html (only those need texts).
-    - ``boilerplate``: the most frequent hashes, in order, for boilerplate.html.
+    - ``boilerplate``: the most frequent hashes, in order, for boilerplate.html; or what gives
+      them when that page is written (the report stage's figure task may have read them).
     - ``rank_freq``: RANK_FREQ runs ``(rank, rank_last, docs, hashes)`` for the plot and shares.
     - ``fit``: from ``powerlaw.fit_power_law(rank_freq)`` (None: no fit drawn).
     - ``figures``: draws PNGs into the folder it is given (``figures/``) and returns a
@@ -139,15 +140,12 @@ def write_report(
     pairs = list(pairs)
     cross = list(cross_host) if cross_host is not None else None
     run = run if run is not None else RunPages()
-    hashes = list(boilerplate)
+    hashes = boilerplate if callable(boilerplate) else _hash_views(boilerplate)
     for p in [*pairs, *(cross or ())]:
         if not isinstance(p, PairView):
             raise TypeError(f"pairs must be PairView objects, got {type(p).__name__}")
     if cross is None:
         cross = [p for p in pairs if p.cross_host]
-    for h in hashes:
-        if not isinstance(h, HashView):
-            raise TypeError(f"boilerplate must be HashView objects, got {type(h).__name__}")
     runs = [_run(r) for r in rank_freq]
     fof = powerlaw.freq_of_freq_from_runs(runs)  # also validates the runs
     shares = powerlaw.frequency_shares(fof)
@@ -245,10 +243,18 @@ def _write_run_pages(staging: Path, title: str, run: RunPages) -> None:
         _write(staging / "contamination.html", runpages.contamination_page(title, run))
 
 
+def _hash_views(hashes: Iterable[HashView]) -> list[HashView]:
+    listed = list(hashes)
+    for h in listed:
+        if not isinstance(h, HashView):
+            raise TypeError(f"boilerplate must be HashView objects, got {type(h).__name__}")
+    return listed
+
+
 def _write_boilerplate_page(
     staging: Path,
     title: str,
-    hashes: list[HashView],
+    hashes: list[HashView] | Callable[[], Iterable[HashView]],
     runs: list,
     fit: dict | None,
     shares: Mapping[str, Any],
@@ -266,7 +272,8 @@ def _write_boilerplate_page(
     except ImportError as exc:
         plot_ok, plot_note = False, f"matplotlib is not installed ({exc}); install the project's dependencies"
         warnings.warn(f"report: rank_frequency.png not drawn: {plot_note}", RuntimeWarning, stacklevel=2)
-    _write(staging / "boilerplate.html", runpages.boilerplate_page(title, hashes, fit, shares, max_df, plot_ok, plot_note))
+    listed = _hash_views(hashes()) if callable(hashes) else hashes
+    _write(staging / "boilerplate.html", runpages.boilerplate_page(title, listed, fit, shares, max_df, plot_ok, plot_note))
 
 
 def _write_figures_page(staging: Path, title: str, figures: Callable[[Path], Sequence[FigureEntry]] | None) -> None:

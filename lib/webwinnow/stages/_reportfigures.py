@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -24,11 +25,22 @@ from ._faults import injected_stages, maybe_fail
 from ._frames import spark_schema
 from ._tasks import slots
 
+if TYPE_CHECKING:
+    from ..htmlreport import HashView
+
 #: The figures as their task returns them (explore.figures.drawn), the boilerplate page's plot
 #: among them (as RANK_PLOT).
 FIGURE_ROWS = pa.schema([("name", pa.string()), ("png", pa.binary()), ("error", pa.string())])
 #: The name the figure task gives the boilerplate page's plot (htmlreport.plot).
 RANK_PLOT = "rank_frequency.png"
+#: The name under which the task with the plot also gives the boilerplate page's most frequent
+#: hashes (stages._reportrows.top_hashes), an Arrow IPC stream where a figure has its PNG: the
+#: task ends before the report's driver has written its other pages, and reading them there
+#: (0.15 s on the docs corpus) took that much off the report's last stretch, the driver's.
+TOP_HASHES = "top_hashes.arrow"
+HASH_ROWS = pa.schema(
+    [("hash", pa.int64()), ("docs", pa.int64()), ("occurrences", pa.int64()), ("hosts", pa.int64()), ("snippet", pa.string())]
+)
 #: The tables the boilerplate page's plot is drawn from: the curve, its fit, the max_df chosen.
 RANK_READS = ("rank_freq", "candidate_pairs")
 #: Where the command keeps the figures begun before the report (StageContext.handoff).
@@ -42,6 +54,23 @@ def rank_of(out: str) -> tuple:
     fit = ((table_meta(out, "rank_freq") or {}).get("stats") or {}).get("fit", {})
     max_df = ((table_meta(out, "candidate_pairs") or {}).get("stats") or {}).get("max_df")
     return runs, fit, max_df
+
+
+def hash_rows(out: str, limit: int) -> bytes | None:
+    """The boilerplate page's first `limit` hashes as an Arrow IPC stream of HASH_ROWS, read
+    as the report's driver reads them; None where the driver reads them in Spark (a large
+    hash_freq table), which a task cannot."""
+    import dataclasses
+
+    from ._reportrows import on_driver, top_hashes
+
+    if not on_driver(out, "hash_freq"):
+        return None
+    table = pa.Table.from_pylist([dataclasses.asdict(h) for h in top_hashes(None, out, limit)], schema=HASH_ROWS)  # type: ignore[arg-type]
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, HASH_ROWS) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
 
 
 def settled(later: tuple[str, ...]) -> set[str]:
@@ -80,7 +109,9 @@ def begin(ctx: StageContext) -> None:
             rank = rank_of(ctx.out) if settled(ctx.later).issuperset(RANK_READS) else None
         except Exception:  # noqa: BLE001 - only a head start: the report stage reads them again, and says what is wrong
             return
-    figures = SparkFigures(ctx.spark, ctx.out, ctx.cfg.report.figure_docs, names, rank, group="report")
+    figures = SparkFigures(
+        ctx.spark, ctx.out, ctx.cfg.report.figure_docs, names, rank, group="report", hashes=ctx.cfg.report.hashes if rank else 0
+    )
     ctx.handoff[EARLY] = {"figures": [*begun, figures]}
 
 
@@ -95,11 +126,15 @@ class SparkFigures:
     tenth of a CPU-second more than the next. `pngs()` waits for the tasks; what they did not
     give (their job failed) is missing from it."""
 
-    def __init__(self, spark, out: str, max_docs: int, names: set[str], rank: tuple | None = None, group: str = "") -> None:
+    def __init__(
+        self, spark, out: str, max_docs: int, names: set[str], rank: tuple | None = None, group: str = "", hashes: int = 0
+    ) -> None:
+        """hashes: with the plot, also read the boilerplate page's first `hashes` hashes (TOP_HASHES)."""
         from pyspark import InheritableThread
 
         self.out, self.max_docs, self.names = out, max_docs, frozenset(names)
         self.plot = rank is not None
+        self.hashes = hashes if self.plot else 0
         self._pngs: dict[str, tuple[bytes | None, str]] = {}
         self.failed = ""
         self._thread = InheritableThread(lambda: self._draw(spark, rank, group), session=spark)
@@ -119,6 +154,7 @@ class SparkFigures:
         from ..explore.figures import figure_groups
 
         groups = figure_groups(names) or [[]]
+        hashes = self.hashes
 
         def draw(batches):
             from ..explore.figures import drawn
@@ -134,6 +170,11 @@ class SparkFigures:
                             got.append((RANK_PLOT, rank_frequency_png(*rank), ""))
                         except Exception as exc:  # noqa: BLE001 - the driver draws it, and says why if it fails there too
                             got.append((RANK_PLOT, None, f"{type(exc).__name__}: {exc}"))
+                        if hashes:
+                            try:
+                                got.append((TOP_HASHES, hash_rows(out, hashes), ""))
+                            except Exception as exc:  # noqa: BLE001 - the driver reads them, and says why if it fails too
+                                got.append((TOP_HASHES, None, f"{type(exc).__name__}: {exc}"))
                     yield pa.RecordBatch.from_pylist([dict(zip(FIGURE_ROWS.names, g, strict=True)) for g in got], FIGURE_ROWS)
 
         try:
@@ -154,7 +195,9 @@ class Figures:
     """The report's figures for its pages: from the task begun before the report, a task of the
     report's own for what that one was not asked for, and the driver (what neither gave)."""
 
-    def __init__(self, spark, out: str, max_docs: int, begun: Sequence[SparkFigures] = ()) -> None:
+    def __init__(self, spark, out: str, max_docs: int, begun: Sequence[SparkFigures] = (), hashes: int = 0) -> None:
+        """hashes: how many of the most frequent hashes the boilerplate page lists (top_hashes
+        gives them as a task read them, if one did)."""
         from ..explore.figures import figure_names
 
         self.out, self.max_docs = out, max_docs
@@ -162,7 +205,9 @@ class Figures:
         rest = figure_names() - {name for figures in begun for name in figures.names}
         plot = not any(figures.plot for figures in begun)
         if rest or plot:
-            self.sources.append(("report task", SparkFigures(spark, out, max_docs, rest, rank_of(out) if plot else None)))
+            rank = rank_of(out) if plot else None
+            self.sources.append(("report task", SparkFigures(spark, out, max_docs, rest, rank, hashes=hashes)))
+        self.hashes = hashes
         self.where: dict[str, str] = {}
         self._warned = False
 
@@ -171,7 +216,7 @@ class Figures:
         for by, source in self.sources:
             for name, drawn in source.pngs().items():
                 got[name] = drawn
-                if drawn[0] is not None:
+                if drawn[0] is not None and name != TOP_HASHES:
                     self.where[name] = by
         failed = [source.failed for _, source in self.sources if source.failed]
         if failed and not self._warned:
@@ -185,12 +230,24 @@ class Figures:
         """The boilerplate page's plot as a task drew it; None: the driver draws it."""
         return self._all().get(RANK_PLOT, (None, ""))[0]
 
+    def top_hashes(self) -> list[HashView] | None:
+        """The boilerplate page's hashes (self.hashes of them) as a task read them; None: the
+        driver reads them."""
+        from ..htmlreport import HashView
+
+        if not self.hashes or not any(source.hashes == self.hashes for _, source in self.sources):
+            return None
+        got = self._all().get(TOP_HASHES, (None, ""))[0]
+        if got is None:
+            return None
+        return [HashView(**row) for row in pa.ipc.open_stream(got).read_all().to_pylist()]
+
     def write(self, folder):
         from ..explore.figures import drawn, figure_entries, figure_names
         from ..explore.run import RunOutput
 
         run = RunOutput(self.out, tables_in=self.out)
-        pngs = {name: got for name, got in self._all().items() if got[0] is not None and name != RANK_PLOT}
+        pngs = {name: got for name, got in self._all().items() if got[0] is not None and name not in (RANK_PLOT, TOP_HASHES)}
         missing = figure_names() - set(pngs)
         pngs.update({name: (png, error) for name, png, error in drawn(run, missing, self.max_docs)})
         self.where.update({name: "driver" for name in missing})

@@ -117,7 +117,7 @@ def run(ctx: StageContext) -> dict:
     figures = None
     if rcfg.figure_docs:
         begun = ctx.handoff.pop(EARLY, None)
-        figures = Figures(spark, out, rcfg.figure_docs, begun["figures"] if begun else [])
+        figures = Figures(spark, out, rcfg.figure_docs, begun["figures"] if begun else [], hashes=rcfg.hashes)
     top, total = top_pairs(spark, out, rcfg.pairs)
     cross, total_cross = top_pairs(spark, out, rcfg.pairs, cross_host=True)
     stats["cross_host_pairs"] = total_cross
@@ -143,7 +143,12 @@ def run(ctx: StageContext) -> dict:
 
     pairs, cross_views = views(top), views(cross)
     pages = run_pages(spark, out)
-    hashes = top_hashes(spark, out, rcfg.hashes)
+
+    def hashes() -> list:
+        """The boilerplate page's hashes: as the figure task with the plot read them, if it did."""
+        got = figures.top_hashes() if figures is not None else None
+        return got if got is not None else top_hashes(spark, out, rcfg.hashes)
+
     stats["headline"] = headline({**stats, "fit": fit}, runs, pairs[0] if pairs else None)
 
     def write(folder: str):
