@@ -237,6 +237,40 @@ def test_the_daemon_preloads_every_module_it_names_and_its_forked_children_run_k
     assert got.split("\n")[:2] == ["['webwinnow.no_such_module'] True", "0"]
 
 
+_PAUSED = (
+    "import gc, sys\n"
+    "from webwinnow.stages._daemon import PRELOADED, paused_collection, preload\n"
+    "ran = []\n"
+    "gc.callbacks.append(lambda phase, info: ran.append(info['generation']) if phase == 'start' else None)\n"
+    "if sys.argv[1] == 'disabled':\n"
+    "    gc.disable()\n"
+    "if sys.argv[1] == 'unfrozen':\n"
+    "    with paused_collection(freeze=False):\n"
+    "        import pyarrow, numba\n"
+    "else:\n"
+    "    preload(PRELOADED)\n"
+    "print(len(ran), gc.get_freeze_count() > 0, gc.isenabled())\n"
+)
+
+
+@pytest.mark.parametrize(
+    "before,expected", [("enabled", "0 True True"), ("disabled", "0 True False"), ("unfrozen", "0 False True")]
+)
+def test_the_preload_runs_no_collection_freezes_and_leaves_the_collector_as_it_found_it(before, expected):
+    """Importing PRELOADED set off full collections that walked every module loaded so far: none
+    runs while the daemon imports (the count of collections is 0, where a plain import of the
+    same modules runs dozens), what it loaded is frozen, and automatic collection is back on only
+    where it was on. freeze=False (the driver's start, in a process it does not own) freezes nothing."""
+    import subprocess
+    import sys
+
+    got = subprocess.run([sys.executable, "-c", _PAUSED, before], capture_output=True, text=True, check=True, timeout=300)
+    assert got.stdout.strip() == expected
+    plain = _PAUSED.replace("preload(PRELOADED)", "[__import__(n) for n in PRELOADED]")
+    again = subprocess.run([sys.executable, "-c", plain, "enabled"], capture_output=True, text=True, check=True, timeout=300)
+    assert int(again.stdout.split()[0]) > 0  # what the pause spares: the test can tell
+
+
 @pytest.mark.parametrize("kernels", [True, False])
 def test_the_daemon_loads_the_warm_up_kernels_before_it_forks_when_the_cache_holds_them(kernels):
     """With Numba's cache fresh (the driver's warm-up wrote it), the preload loads the kernels,

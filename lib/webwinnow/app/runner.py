@@ -13,6 +13,7 @@ its tables, what a resumed run keeps, the timings and the summary. Stages see on
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import threading
@@ -41,7 +42,7 @@ from ..stages import (
 )
 from ..stages._faults import maybe_exhaust_heap
 from .console import Console
-from .warmup import warm_kernels
+from .warmup import kernels_fresh, warm_kernels
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,7 @@ def run(plan: Plan, console: Console, capture: bool = False) -> dict:
     with folder.lock(command, console):
         folder.open(console, command=command, fresh=plan.fresh, resume=plan.request.resume, capture=capture, tables=TABLES)
         try:
-            summary = _run_in(plan, console)
+            summary = _run_in(plan, console, capture)
         except BaseException:
             folder.abandon(console, fresh=plan.fresh, tables=TABLES)
             raise
@@ -256,7 +257,8 @@ def run(plan: Plan, console: Console, capture: bool = False) -> dict:
     return summary
 
 
-def _run_in(plan: Plan, console: Console) -> dict:
+def _run_in(plan: Plan, console: Console, own_process: bool = False) -> dict:
+    from ..stages._daemon import paused_collection
     from ..stages._session import (
         build_session,
         check_filesystem,
@@ -277,16 +279,22 @@ def _run_in(plan: Plan, console: Console) -> dict:
     # the driver only waits on the JVM's process then.
     warming = _Background(warm_kernels, console)
     console.say("starting Spark ...")
-    try:
-        spark, owned = build_session(
-            cfg.spark,
-            plan.request.master,
-            _input_bytes(plan),
-            figures=_draws_figures(plan),
-            modules=tuple(s.module for s in plan.stages),
-        )
-    finally:
-        warming.result()
+    # The imports, kernels and SparkContext of the start make objects the run keeps: collecting
+    # while they are made walked them all, again and again (0.11 CPU-s of the driver's 0.15 in
+    # collections on the docs corpus, on the cores the JVM starts on). Frozen after, in a process
+    # webwinnow owns (own_process: the console script), later collections skip them. Not while
+    # the kernels compile (a first run): Numba's compiler leaves 100 MB of reference cycles.
+    with paused_collection(freeze=own_process) if kernels_fresh() else contextlib.nullcontext():
+        try:
+            spark, owned = build_session(
+                cfg.spark,
+                plan.request.master,
+                _input_bytes(plan),
+                figures=_draws_figures(plan),
+                modules=tuple(s.module for s in plan.stages),
+            )
+        finally:
+            warming.result()
     for note in session_notes(spark):
         console.say(note)
     try:

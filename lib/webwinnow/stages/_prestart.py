@@ -193,15 +193,13 @@ def serve(listening: int, prepare: Callable[[], None], kernels: Callable[[], boo
     listener = socket.socket(fileno=listening)
     prepare()
     loaded = kernels()
-    gc.collect()
-    gc.freeze()
+    gc.freeze()  # what both loaded, without a collection first (stages._daemon.paused_collection)
     if sys.stdin.fileno() in select.select([listener, sys.stdin.fileno()], [], [])[0]:
         os._exit(0)  # the driver stopped Spark, or is gone, before any Python task
     conn, _ = listener.accept()
     os.unlink(listener.getsockname())  # a daemon the JVM starts again loads itself
     listener.close()
     if not loaded and kernels():  # a first run: the driver's warm-up compiled them since
-        gc.collect()
         gc.freeze()
     conn.settimeout(30)
     try:
