@@ -78,6 +78,8 @@ def test_the_jvms_daemon_hands_over_to_the_prestarted_one_and_stands_in_for_it()
         # the port is the prestarted process's: it serves as Spark's daemon with the JVM's pipes
         assert _listener(port) == handle.proc.pid
         assert handle.handed_over()
+        # it loaded behind the JVM in a thread of its own; it forks its workers at its own priority
+        assert os.getpriority(os.PRIO_PROCESS, handle.proc.pid) == os.getpriority(os.PRIO_PROCESS, 0)
         assert jvm_side.poll() is None and handle.proc.poll() is None
         # Spark stops its daemon with SIGTERM to the process it started: passed on
         jvm_side.send_signal(signal.SIGTERM)
@@ -172,3 +174,37 @@ def test_the_daemon_of_a_command_that_draws_figures_has_matplotlib_loaded(figure
         jvm_side.stdin.close()
         jvm_side.kill()
         handle.stop()
+
+
+def test_loading_behind_the_jvm_lowers_only_its_own_threads_priority():
+    """behind_jvm lowers the calling thread's priority (never past 19); the prestarted daemon
+    loads in such a thread, gets its result or its error, and keeps its own priority, which the
+    workers it forks inherit."""
+    import threading
+
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    seen: list[int] = []
+
+    def prepare() -> None:
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    assert prestart._behind_jvm(prepare, lambda: True) is True
+    assert seen == [min(19, own + prestart.BEHIND_JVM)]
+    assert os.getpriority(os.PRIO_PROCESS, 0) == own == os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    def failing() -> None:
+        raise ImportError("a module that will not load")
+
+    with pytest.raises(ImportError, match="will not load"):
+        prestart._behind_jvm(failing, lambda: True)
+    again: list[int] = []
+
+    def twice() -> None:
+        prestart.behind_jvm()
+        prestart.behind_jvm()
+        again.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    thread = threading.Thread(target=twice)
+    thread.start()
+    thread.join()
+    assert again == [min(19, own + 2 * prestart.BEHIND_JVM)]

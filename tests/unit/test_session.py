@@ -119,12 +119,17 @@ def test_a_released_accumulator_server_ends_its_handler_and_closes():
 
 
 def test_the_modules_imported_ahead_are_imported_in_a_thread_and_one_missing_stops_nothing(tmp_path, monkeypatch):
+    import os
     import sys
     import threading
 
+    from webwinnow.stages._prestart import BEHIND_JVM
     from webwinnow.stages._session import import_ahead
 
-    (tmp_path / "ahead_one.py").write_text("import threading\nTHREAD = threading.current_thread().name\n")
+    (tmp_path / "ahead_one.py").write_text(
+        "import os, threading\nTHREAD = threading.current_thread().name\n"
+        "NICE = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())\n"
+    )
     (tmp_path / "ahead_two.py").write_text("VALUE = 2\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("ahead_one", "ahead_two"):
@@ -133,6 +138,10 @@ def test_the_modules_imported_ahead_are_imported_in_a_thread_and_one_missing_sto
     thread.join(30)
     assert not thread.is_alive()
     assert sys.modules["ahead_one"].THREAD == thread.name != threading.current_thread().name
+    # behind the JVM's start (stages._prestart.behind_jvm), this thread's priority untouched
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    if sys.platform.startswith("linux"):
+        assert sys.modules["ahead_one"].NICE == min(19, own + BEHIND_JVM)
     assert sys.modules["ahead_two"].VALUE == 2
     assert "no_such_module_here" not in sys.modules
 

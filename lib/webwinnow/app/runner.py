@@ -41,6 +41,7 @@ from ..stages import (
     stale_tables,
 )
 from ..stages._faults import maybe_exhaust_heap
+from ..stages._prestart import behind_jvm
 from .console import Console
 from .warmup import kernels_fresh, warm_kernels
 
@@ -210,12 +211,15 @@ def _input_bytes(plan: Plan) -> int:
 
 
 class _Background:
-    """fn(*args) in a thread; result() waits for it and raises what it raised."""
+    """fn(*args) in a thread; result() waits for it and raises what it raised. behind: the
+    thread steps back for the JVM's start (stages._prestart.behind_jvm)."""
 
-    def __init__(self, fn, *args) -> None:
+    def __init__(self, fn, *args, behind: bool = False) -> None:
         self._error: BaseException | None = None
 
         def target() -> None:
+            if behind:
+                behind_jvm()
             try:
                 fn(*args)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
@@ -277,7 +281,7 @@ def _run_in(plan: Plan, console: Console, own_process: bool = False) -> dict:
     timings: dict[str, float] = {}
     # The kernels load (or compile, on a first run) while the JVM starts: both take seconds, and
     # the driver only waits on the JVM's process then.
-    warming = _Background(warm_kernels, console)
+    warming = _Background(warm_kernels, console, behind=True)
     console.say("starting Spark ...")
     # The imports, kernels and SparkContext of the start make objects the run keeps: collecting
     # while they are made walked them all, again and again (0.11 CPU-s of the driver's 0.15 in

@@ -14,7 +14,7 @@ from ..config import SparkConfig
 from ._classcache import jvm_options as class_sharing_options
 from ._classcache import refused as archive_refused
 from ._lazysession import LazySession, context_settings
-from ._prestart import FIGURE_MODULES
+from ._prestart import FIGURE_MODULES, behind_jvm
 from ._prestart import SOCKET_ENV as PRESTART_SOCKET
 from ._prestart import start as prestart
 
@@ -234,6 +234,7 @@ def import_ahead(names: tuple[str, ...] = AHEAD) -> threading.Thread:
     def run() -> None:
         import importlib
 
+        behind_jvm()
         for name in names:
             try:
                 importlib.import_module(name)
