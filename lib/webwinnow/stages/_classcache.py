@@ -96,7 +96,7 @@ def jvm_options(enabled: bool, spark_home: str | None = None, extra_class_path: 
     if not enabled or not sys.platform.startswith("linux"):
         return "", None
     java = _java()
-    folder = _folder()
+    folder = cache_folder()
     if java is None or folder is None:
         return "", None
     final = folder / archive_name(java, spark_home or _spark_home(), extra_class_path)
@@ -148,11 +148,11 @@ def archive_name(java: str, spark_home: str, extra_class_path: str = "") -> str:
     parts = [java]
     home = Path(java).resolve().parent.parent
     for lib in (home / "lib" / "server" / "libjvm.so", home / "lib" / "modules"):
-        parts.append(_stamp(lib))
+        parts.append(file_stamp(lib))
     # the path as the launcher writes it (a symlinked virtualenv's own), not resolved
     jars = Path(os.path.abspath(spark_home)) / "jars" if spark_home else None
     if jars is not None and jars.is_dir():
-        parts += sorted(_stamp(p) for p in jars.glob("*.jar"))
+        parts += sorted(file_stamp(p) for p in jars.glob("*.jar"))
     parts += [f"{name}={os.environ.get(name, '')}" for name in CLASS_PATH_ENV]
     parts.append(f"extraClassPath={extra_class_path}")
     try:
@@ -196,7 +196,9 @@ def _spark_home() -> str:
         return ""
 
 
-def _folder() -> Path | None:
+def cache_folder() -> Path | None:
+    """Where webwinnow keeps what it learns about the JVM (this archive, stages._launch's
+    commands): the user's cache folder, or NUMBA_CACHE_DIR's when set; None without a home."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return Path(os.environ["NUMBA_CACHE_DIR"]) / "jvm"
     try:
@@ -205,7 +207,9 @@ def _folder() -> Path | None:
         return None
 
 
-def _stamp(path: Path) -> str:
+def file_stamp(path: Path) -> str:
+    """path:size:mtime_ns, or the path alone where it is not there: what a digest over files
+    changes with."""
     try:
         st = path.stat()
         return f"{path}:{st.st_size}:{st.st_mtime_ns}"

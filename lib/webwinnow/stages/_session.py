@@ -13,6 +13,7 @@ from typing import Any
 from ..config import SparkConfig
 from ._classcache import jvm_options as class_sharing_options
 from ._classcache import refused as archive_refused
+from ._launch import launch
 from ._lazysession import LazySession, context_settings
 from ._prestart import FIGURE_MODULES, behind_jvm
 from ._prestart import SOCKET_ENV as PRESTART_SOCKET
@@ -185,7 +186,7 @@ def build_session(
                 props[key] = f"{props.get(key, '')} {options}".strip()
                 _JVM["class_sharing"] = "writing" if creation else "mapped"
                 mapping = "" if creation else options
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkConf
 
     prestarted = None
     if not submitted and props.get("spark.python.daemon.module") == DAEMON_MODULE:
@@ -201,7 +202,7 @@ def build_session(
     if not submitted:
         import_ahead(AHEAD + modules)
     try:
-        spark = LazySession(SparkContext.getOrCreate(conf), prestarted)
+        spark = LazySession(_context(conf, launched_here=not submitted), prestarted)
     except BaseException:
         if prestarted is not None:
             prestarted.stop()
@@ -217,6 +218,20 @@ def build_session(
         if key not in launched_now:
             spark.conf.set(key, value)
     return spark, True
+
+
+def _context(conf, launched_here: bool):
+    """The SparkContext for conf: on a JVM this process starts without spark-submit's shell
+    chain where it can (stages._launch), else as pyspark's getOrCreate makes it."""
+    from pyspark import SparkContext
+
+    if launched_here and _launches_jvm():
+        gateway = launch(conf, volatile=(f"spark.executorEnv.{PRESTART_SOCKET}",))
+        if gateway is not None:
+            # as getOrCreate would, with this JVM: pyspark keeps it for the process's next
+            # context even when this one fails
+            return SparkContext(conf=conf, gateway=gateway)
+    return SparkContext.getOrCreate(conf)
 
 
 #: What the driver imports the first time it hands the JVM an argument, once the JVM is up:
