@@ -63,7 +63,7 @@ def recording_java(tmp_path, monkeypatch):
     return record
 
 
-def _conf(socket: str = "/tmp/a/daemon.sock", memory: str = "2g"):
+def _conf(socket: str = "sockets/a/daemon.sock", memory: str = "2g"):
     from pyspark import SparkConf
 
     conf = SparkConf(loadDefaults=False)
@@ -111,9 +111,11 @@ def test_the_jvm_gets_the_command_and_environment_spark_submit_gives_it(recordin
     # with its own socket
     monkeypatch.setattr(_launch, "_launcher", lambda *a: pytest.fail("the launcher ran again"))
     env = _launch._spark_class_env(dict(os.environ))
-    again = _launch.launch_command(_launch._submit_args(_conf("/tmp/b/daemon.sock")), env, (SOCKET,))
+    again = _launch.launch_command(_launch._submit_args(_conf("sockets/b/daemon.sock")), env, (SOCKET,))
     assert again[0] == os.path.join(os.environ["JAVA_HOME"], "bin", "java")
-    assert again[1:] == [f"{SOCKET}=/tmp/b/daemon.sock" if a == f"{SOCKET}=/tmp/a/daemon.sock" else a for a in launched["argv"]]
+    assert again[1:] == [
+        f"{SOCKET}=sockets/b/daemon.sock" if a == f"{SOCKET}=sockets/a/daemon.sock" else a for a in launched["argv"]
+    ]
 
 
 def test_a_kept_command_is_used_only_for_the_same_arguments_environment_and_files(recording_java, monkeypatch, tmp_path):
@@ -129,10 +131,10 @@ def test_a_kept_command_is_used_only_for_the_same_arguments_environment_and_file
 
     monkeypatch.setattr(_launch, "_launcher", counted)
     # another socket: kept
-    other = _launch._submit_args(_conf("/tmp/elsewhere.sock"))
+    other = _launch._submit_args(_conf("sockets/elsewhere.sock"))
     got = _launch.launch_command(other, env, (SOCKET,))
     assert not calls
-    assert got == [f"{SOCKET}=/tmp/elsewhere.sock" if a == f"{SOCKET}=/tmp/a/daemon.sock" else a for a in first]
+    assert got == [f"{SOCKET}=sockets/elsewhere.sock" if a == f"{SOCKET}=sockets/a/daemon.sock" else a for a in first]
     # another driver memory, an environment variable the launcher reads, a properties file
     # that changed: the launcher again, and its answer
     assert "-Xmx3g" in _launch.launch_command(_launch._submit_args(_conf(memory="3g")), env, (SOCKET,))

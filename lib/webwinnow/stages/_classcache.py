@@ -145,10 +145,7 @@ def archive_name(java: str, spark_home: str, extra_class_path: str = "") -> str:
     """spark-<digest>.jsa, the digest over what the archive depends on: the JVM (its binary and
     library), the class path as the JVM checks it (Spark's jars where they are, with their sizes
     and times; what the launcher adds), and Python's pyspark."""
-    parts = [java]
-    home = Path(java).resolve().parent.parent
-    for lib in (home / "lib" / "server" / "libjvm.so", home / "lib" / "modules"):
-        parts.append(file_stamp(lib))
+    parts = [java, *jvm_stamps(java)]
     # the path as the launcher writes it (a symlinked virtualenv's own), not resolved
     jars = Path(os.path.abspath(spark_home)) / "jars" if spark_home else None
     if jars is not None and jars.is_dir():
@@ -162,6 +159,13 @@ def archive_name(java: str, spark_home: str, extra_class_path: str = "") -> str:
     except ImportError:
         pass
     return f"spark-{hashlib.sha256(chr(0).join(parts).encode()).hexdigest()[:16]}.jsa"
+
+
+def jvm_stamps(java: str) -> list[str]:
+    """The file stamps of the JVM a java binary runs (its library and its modules image): an
+    upgrade in place changes them, not the binary's path."""
+    home = Path(java).resolve().parent.parent
+    return [file_stamp(home / "lib" / "server" / "libjvm.so"), file_stamp(home / "lib" / "modules")]
 
 
 def mappable(java: str, archive: Path, class_path: str) -> bool:

@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ._classcache import UNUSED_DAYS, cache_folder, file_stamp
+from ._classcache import UNUSED_DAYS, cache_folder, file_stamp, jvm_stamps
 
 #: Environment variables the launcher or spark-class read (the launcher's own list: its class
 #: files name SPARK_*, PYSPARK_*, HADOOP_CONF_DIR, YARN_CONF_DIR, JAVA_HOME, MASTER, the library
@@ -97,11 +97,7 @@ def cache_key(args: list[str], env: dict[str, str]) -> str:
     parts = [FORMAT, *args]
     parts += [file_stamp(Path(a)) for a in args if os.path.isfile(a)]
     parts += sorted(f"{k}={v}" for k, v in env.items() if k.startswith(KEY_PREFIXES) or k in KEY_NAMES)
-    real = os.path.realpath(runner) if runner else ""
-    parts += [runner, file_stamp(Path(real)) if real else ""]
-    java_home = Path(real).parent.parent if real else None
-    if java_home is not None:
-        parts.append(file_stamp(java_home / "lib" / "modules"))
+    parts += [runner, *(jvm_stamps(runner) if runner else [])]
     jars = Path(home) / "jars"
     parts += [file_stamp(jars), *(file_stamp(p) for p in sorted(jars.glob("spark-launcher*.jar")))]
     conf_dir = Path(env.get("SPARK_CONF_DIR") or Path(home) / "conf")
