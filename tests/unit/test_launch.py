@@ -63,19 +63,29 @@ def recording_java(tmp_path, monkeypatch):
     return record
 
 
-def _conf(socket: str = "sockets/a/daemon.sock", memory: str = "2g"):
-    from pyspark import SparkConf
+class _Conf:
+    """What stages._launch reads of a SparkConf: its settings, in the order they were set. A
+    SparkConf made while this process has a JVM (the suite's shared session) lists them in the
+    JVM's hash order; build_session launches only before there is one, when pyspark keeps them
+    in a dict, as here."""
 
-    conf = SparkConf(loadDefaults=False)
-    for key, value in (
-        ("spark.master", "local[2]"),
-        ("spark.driver.memory", memory),
-        ("spark.driver.extraJavaOptions", "-Dlog4j2.level=warn -XX:+UseSerialGC"),
-        ("spark.app.name", "webwinnow"),
-        (SOCKET, socket),
-    ):
-        conf.set(key, value)
-    return conf
+    def __init__(self, settings: dict[str, str]) -> None:
+        self.settings = settings
+
+    def getAll(self) -> list[tuple[str, str]]:  # noqa: N802 - SparkConf's name
+        return list(self.settings.items())
+
+
+def _conf(socket: str = "sockets/a/daemon.sock", memory: str = "2g") -> _Conf:
+    return _Conf(
+        {
+            "spark.master": "local[2]",
+            "spark.driver.memory": memory,
+            "spark.driver.extraJavaOptions": "-Dlog4j2.level=warn -XX:+UseSerialGC",
+            "spark.app.name": "webwinnow",
+            SOCKET: socket,
+        }
+    )
 
 
 def _through_spark_submit(conf, record: Path) -> dict:
